@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Installs everything tunebench needs on a Debian 12 machine, as root, by package name.
+# Quick to run again: Debian packages already present are skipped, and the Python environment
+# (torch alone is ~4 GB) lives in a cache outside the clone, keyed by the contents of the
+# requirement files, so a fresh clone reuses it and a changed pin builds a new one.
+#
+#   TUNEBENCH_CACHE   where cached environments live (default /var/cache/tunebench)
+#   TUNEBENCH_NO_VENV=1  skip the Python environment (Debian-only build, no reports)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[setup] %s\n' "$*"; }
+
+# --- Debian packages -----------------------------------------------------------------------
+# libopenblas0-openmp: without it Debian's LibTorch sends every fp32 matmul to the reference
+# BLAS (libblas.so.3), ~30x slower on this machine (CATALOG.md, blas_backend).
+DEB_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git clang clang-format
+  libtorch-dev libgloo-dev
+  libbenchmark-dev libgtest-dev libgmock-dev googletest
+  libsqlite3-dev sqlite3 libsqlitecpp-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libboost-math-dev
+  libjemalloc2 libjemalloc-dev libgoogle-perftools4 libgoogle-perftools-dev
+  libomp-dev libomp5-14 numactl libnuma-dev
+  libopenblas0-openmp libopenblas-dev
+  python3-venv
+)
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  log "Debian packages: all ${#DEB_PACKAGES[@]} present"
+fi
+
+# Make OpenBLAS (OpenMP flavour) the BLAS that libblas.so.3 resolves to.
+openblas=$(update-alternatives --list libblas.so.3-x86_64-linux-gnu 2>/dev/null | grep openblas-openmp | head -n1 || true)
+if [[ -n "$openblas" ]]; then
+  current=$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || true)
+  if [[ "$current" != "$(readlink -f "$openblas")" ]]; then
+    log "selecting OpenBLAS (OpenMP) as libblas.so.3"
+    update-alternatives --set libblas.so.3-x86_64-linux-gnu "$openblas" >/dev/null
+  fi
+fi
+
+# --- Python environment --------------------------------------------------------------------
+if [[ "${TUNEBENCH_NO_VENV:-0}" == 1 ]]; then
+  log "TUNEBENCH_NO_VENV=1: skipping the Python environment"
+  exit 0
+fi
+PY=${TUNEBENCH_PYTHON:-$(command -v python3)}
+reqs=(ci/requirements-torch.txt reports/requirements.txt)
+key=$({ "$PY" --version 2>&1; cat "${reqs[@]}"; } | sha256sum | cut -c1-16)
+cache=${TUNEBENCH_CACHE:-/var/cache/tunebench}
+venv="$cache/venv-$key"
+if [[ ! -f "$venv/.complete" ]]; then
+  log "building the Python environment in $venv (torch is large: this takes several minutes once)"
+  mkdir -p "$cache"
+  rm -rf "$venv"   # a half-built one from an interrupted setup
+  "$PY" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q $(printf -- '-r %s ' "${reqs[@]}")
+  touch "$venv/.complete"   # written last: its presence means the environment is whole
+else
+  log "Python environment: cached at $venv"
+fi
+ln -sfn "$venv" .venv
+log "done: .venv -> $venv"

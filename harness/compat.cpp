@@ -1,0 +1,112 @@
+#include "harness/compat.h"
+
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
+#include <stdexcept>
+
+#define TUNEBENCH_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) ||            \
+   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+namespace tunebench::compat {
+
+std::string torch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+at::Tensor scaled_dot_product_attention(const at::Tensor& q, const at::Tensor& k,
+                                        const at::Tensor& v,
+                                        const c10::optional<at::Tensor>& mask, bool causal) {
+  if (causal && mask.has_value()) {
+    throw std::invalid_argument("scaled_dot_product_attention: give a mask or causal, not both");
+  }
+#if TUNEBENCH_TORCH_AT_LEAST(2, 0)
+  return at::scaled_dot_product_attention(q, k, v, mask, /*dropout_p=*/0.0, causal);
+#else
+  // 1.13's private op returns (output, attention weights).
+  return std::get<0>(at::_scaled_dot_product_attention(q, k, v, mask, /*dropout_p=*/0.0,
+                                                       /*need_attn_weights=*/false, causal));
+#endif
+}
+
+bool autocast_enabled(c10::DeviceType device) {
+#if TUNEBENCH_TORCH_AT_LEAST(2, 4)
+  return at::autocast::is_autocast_enabled(device);
+#else
+  switch (device) {
+    case c10::DeviceType::CPU:
+      return at::autocast::is_cpu_enabled();
+    case c10::DeviceType::CUDA:
+      return at::autocast::is_enabled();
+    default:
+      throw std::invalid_argument("autocast: only CPU and CUDA are supported");
+  }
+#endif
+}
+
+c10::ScalarType autocast_dtype(c10::DeviceType device) {
+#if TUNEBENCH_TORCH_AT_LEAST(2, 4)
+  return at::autocast::get_autocast_dtype(device);
+#else
+  switch (device) {
+    case c10::DeviceType::CPU:
+      return at::autocast::get_autocast_cpu_dtype();
+    case c10::DeviceType::CUDA:
+      return at::autocast::get_autocast_gpu_dtype();
+    default:
+      throw std::invalid_argument("autocast: only CPU and CUDA are supported");
+  }
+#endif
+}
+
+namespace {
+void set_autocast(c10::DeviceType device, bool enabled, c10::ScalarType dtype) {
+#if TUNEBENCH_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_enabled(device, enabled);
+  at::autocast::set_autocast_dtype(device, dtype);
+#else
+  switch (device) {
+    case c10::DeviceType::CPU:
+      at::autocast::set_cpu_enabled(enabled);
+      at::autocast::set_autocast_cpu_dtype(dtype);
+      break;
+    case c10::DeviceType::CUDA:
+      at::autocast::set_enabled(enabled);
+      at::autocast::set_autocast_gpu_dtype(dtype);
+      break;
+    default:
+      throw std::invalid_argument("autocast: only CPU and CUDA are supported");
+  }
+#endif
+}
+}  // namespace
+
+AutocastGuard::AutocastGuard(c10::DeviceType device, c10::ScalarType dtype)
+    : device_(device), was_enabled_(autocast_enabled(device)), previous_dtype_(autocast_dtype(device)) {
+  set_autocast(device_, true, dtype);
+  at::autocast::increment_nesting();
+}
+
+AutocastGuard::~AutocastGuard() {
+  // Leaving the outermost autocast region drops the cast cache, as Python's autocast does.
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  set_autocast(device_, was_enabled_, previous_dtype_);
+}
+
+std::string fused_adamw_unavailable_reason(c10::DeviceType device) {
+#if TUNEBENCH_TORCH_AT_LEAST(2, 4)
+  if (device == c10::DeviceType::CPU || device == c10::DeviceType::CUDA) return "";
+  return "no fused AdamW kernel for this device";
+#elif TUNEBENCH_TORCH_AT_LEAST(2, 0)
+  if (device == c10::DeviceType::CUDA) return "";
+  return "LibTorch " + torch_version() + " has a fused AdamW kernel for CUDA only (CPU from 2.4)";
+#else
+  return "LibTorch " + torch_version() +
+         " has only at::_fused_adam_ (Adam, CUDA); fused AdamW arrived in 2.0";
+#endif
+}
+
+}  // namespace tunebench::compat

@@ -1,0 +1,51 @@
+// The one place where LibTorch versions differ. Everything else calls these functions and never
+// tests TORCH_VERSION_* itself.
+//
+//   topic                        1.13 (Debian)                         2.x (PyPI)
+//   scaled-dot-product attention  private at::_scaled_dot_product_attention  at::scaled_dot_product_attention (2.0+)
+//   autocast switches             per-device functions (set_cpu_enabled)      set_autocast_enabled(device, on) (2.4+)
+//   fused AdamW kernel            at::_fused_adam_ (CUDA only, no AdamW)      at::_fused_adamw_ (2.0+; CPU from 2.4)
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/Optional.h>
+
+#include <string>
+
+namespace tunebench::compat {
+
+// "1.13.0", "2.15.0": the LibTorch this binary was compiled against.
+std::string torch_version();
+
+// Attention softmax(q kᵀ / √d + mask) v over [B, H, T, D] tensors through the library's fused
+// kernel. `mask` is additive or boolean (true = keep) and broadcasts to [B, H, T, T];
+// `causal` asks the kernel to apply the causal mask itself (then `mask` must be empty).
+at::Tensor scaled_dot_product_attention(const at::Tensor& q, const at::Tensor& k,
+                                        const at::Tensor& v,
+                                        const c10::optional<at::Tensor>& mask, bool causal);
+
+// Turns autocast on for one device type with the given low-precision dtype for its lifetime,
+// and restores the previous state (enabled flag and dtype) on destruction.
+class AutocastGuard {
+ public:
+  AutocastGuard(c10::DeviceType device, c10::ScalarType dtype);
+  ~AutocastGuard();
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+
+ private:
+  c10::DeviceType device_;
+  bool was_enabled_;
+  c10::ScalarType previous_dtype_;
+};
+
+bool autocast_enabled(c10::DeviceType device);
+c10::ScalarType autocast_dtype(c10::DeviceType device);
+
+// Empty when this LibTorch has a fused AdamW kernel for the device; otherwise the reason why
+// not, fit to be shown to a user as "not applicable: <reason>".
+std::string fused_adamw_unavailable_reason(c10::DeviceType device);
+
+}  // namespace tunebench::compat

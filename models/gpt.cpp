@@ -1,0 +1,160 @@
+#include "models/gpt.h"
+
+#include "harness/compat.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace tunebench::models {
+
+namespace nn = torch::nn;
+
+LayerNormImpl::LayerNormImpl(int64_t channels, bool builtin_) : builtin(builtin_) {
+  weight = register_parameter("weight", torch::ones({channels}));
+  bias = register_parameter("bias", torch::zeros({channels}));
+}
+
+torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
+  constexpr double kEps = 1e-5;
+  if (builtin) return torch::layer_norm(x, {x.size(-1)}, weight, bias, kEps);
+  auto mean = x.mean(-1, /*keepdim=*/true);
+  auto var = (x - mean).pow(2).mean(-1, /*keepdim=*/true);  // biased, as LayerNorm defines it
+  return (x - mean) * torch::rsqrt(var + kEps) * weight + bias;
+}
+
+namespace {
+// GPT-2's tanh approximation of GELU, by hand.
+torch::Tensor gelu_tanh(const torch::Tensor& x) {
+  const double k = std::sqrt(2.0 / M_PI);
+  return 0.5 * x * (1.0 + torch::tanh(k * (x + 0.044715 * x.pow(3))));
+}
+}  // namespace
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptConfig& cfg)
+    : n_head(cfg.n_head), fused(cfg.fused_attention) {
+  c_attn = register_module("c_attn", nn::Linear(cfg.n_embd, 3 * cfg.n_embd));
+  c_proj = register_module("c_proj", nn::Linear(cfg.n_embd, cfg.n_embd));
+  if (!cfg.causal_mask_fly) {
+    mask = register_buffer(
+        "mask", torch::ones({cfg.block_size, cfg.block_size}, torch::kBool).tril());
+  }
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), D = C / n_head;
+  auto qkv = c_attn(x).split(C, /*dim=*/2);  // 3 × [B, T, C]
+  auto heads = [&](const torch::Tensor& t) { return t.view({B, T, n_head, D}).transpose(1, 2); };
+  auto q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);  // [B, H, T, D]
+
+  // [T, T] bool, true = may attend; from the stored buffer or made now.
+  auto causal_mask = [&] {
+    if (mask.defined()) return mask.slice(0, 0, T).slice(1, 0, T);
+    return torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).tril();
+  };
+  torch::Tensor y;
+  if (fused) {
+    y = mask.defined() ? compat::scaled_dot_product_attention(q, k, v, causal_mask(), false)
+                       : compat::scaled_dot_product_attention(q, k, v, c10::nullopt, true);
+  } else {
+    auto att = q.matmul(k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(D)));
+    att = att.masked_fill(causal_mask().logical_not(), -std::numeric_limits<float>::infinity());
+    y = torch::softmax(att, -1).matmul(v);  // [B, H, T, D]
+  }
+  return c_proj(y.transpose(1, 2).contiguous().view({B, T, C}));
+}
+
+GptBlockImpl::GptBlockImpl(const GptConfig& cfg) : builtin_gelu(cfg.builtin_ops) {
+  ln_1 = register_module("ln_1", LayerNorm(cfg.n_embd, cfg.builtin_ops));
+  attn = register_module("attn", CausalSelfAttention(cfg));
+  ln_2 = register_module("ln_2", LayerNorm(cfg.n_embd, cfg.builtin_ops));
+  c_fc = register_module("c_fc", nn::Linear(cfg.n_embd, 4 * cfg.n_embd));
+  mlp_proj = register_module("mlp_proj", nn::Linear(4 * cfg.n_embd, cfg.n_embd));
+}
+
+torch::Tensor GptBlockImpl::forward(torch::Tensor x) {
+  x = x + attn(ln_1(x));
+  auto h = c_fc(ln_2(x));  // [B, T, 4C]
+  h = builtin_gelu ? torch::gelu(h, "tanh") : gelu_tanh(h);
+  return x + mlp_proj(h);
+}
+
+GptImpl::GptImpl(const GptConfig& cfg) : config(cfg) {
+  if (cfg.n_embd % cfg.n_head != 0) {
+    throw std::invalid_argument("gpt: n_embd (" + std::to_string(cfg.n_embd) +
+                                ") must be a multiple of n_head (" + std::to_string(cfg.n_head) + ")");
+  }
+  if (cfg.seq_len < 1 || cfg.seq_len > cfg.block_size) {
+    throw std::invalid_argument("gpt: seq_len " + std::to_string(cfg.seq_len) +
+                                " must be in 1.." + std::to_string(cfg.block_size) + " (block_size)");
+  }
+  wte = register_module("wte", nn::Embedding(cfg.padded_vocab(), cfg.n_embd));
+  wpe = register_module("wpe", nn::Embedding(cfg.block_size, cfg.n_embd));
+  blocks = register_module("blocks", nn::ModuleList());
+  for (int64_t i = 0; i < cfg.n_layer; ++i) blocks->push_back(GptBlock(cfg));
+  ln_f = register_module("ln_f", LayerNorm(cfg.n_embd, cfg.builtin_ops));
+
+  // GPT-2's initialisation: N(0, 0.02) weights, zero biases, residual projections scaled by
+  // 1/√(2L).
+  torch::NoGradGuard no_grad;
+  const double residual_std = 0.02 / std::sqrt(2.0 * cfg.n_layer);
+  for (auto& item : named_parameters()) {
+    const std::string& name = item.key();
+    auto& p = item.value();
+    if (name.find("ln_") != std::string::npos) continue;  // LayerNorm keeps 1 and 0
+    if (p.dim() == 1) {
+      p.zero_();
+    } else {
+      const bool residual = name.find("c_proj.weight") != std::string::npos ||
+                            name.find("mlp_proj.weight") != std::string::npos;
+      p.normal_(0.0, residual ? residual_std : 0.02);
+    }
+  }
+}
+
+torch::Tensor GptImpl::forward(const torch::Tensor& tokens) {
+  const int64_t T = tokens.size(1);
+  auto positions = torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
+  auto x = wte(tokens) + wpe(positions);                     // [B, T, C]
+  for (const auto& block : *blocks) x = block->as<GptBlock>()->forward(x);
+  x = ln_f(x);
+  auto logits = torch::nn::functional::linear(x, wte->weight);  // [B, T, V_padded], tied
+  if (config.vocab_pad) logits = logits.narrow(-1, 0, config.vocab_size);
+  return logits;                                             // [B, T, V]
+}
+
+Batch GptModel::make_batch(int64_t batch_size, uint64_t seed) const {
+  auto gen = seeded_generator(seed);
+  const auto& cfg = net->config;
+  auto tokens = torch::randint(cfg.vocab_size, {batch_size, cfg.seq_len + 1}, gen, torch::kLong);
+  Batch batch;
+  batch.size = batch_size;
+  batch.inputs.push_back(tokens.narrow(1, 0, cfg.seq_len).contiguous());
+  batch.target = tokens.narrow(1, 1, cfg.seq_len).contiguous();
+  return batch;
+}
+
+torch::Tensor GptModel::loss(const Batch& batch) {
+  auto logits = forward(batch);
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}),
+                                              batch.target.reshape({-1}));
+}
+
+ModelStats gpt_stats(const GptConfig& cfg) {
+  const int64_t C = cfg.n_embd, V = cfg.padded_vocab(), T = cfg.seq_len;
+  ModelStats stats;
+  const int64_t layer_norm = 2 * C;
+  const int64_t per_layer = 2 * layer_norm                 // ln_1, ln_2
+                            + C * 3 * C + 3 * C            // c_attn
+                            + C * C + C                    // c_proj
+                            + C * 4 * C + 4 * C            // c_fc
+                            + 4 * C * C + C;               // mlp_proj
+  stats.parameters = V * C + cfg.block_size * C + cfg.n_layer * per_layer + layer_norm;
+  const double linear_macs_per_token = 3.0 * C * C + C * C + 8.0 * C * C;
+  const double attention_macs = 2.0 * T * T * C;  // q kᵀ and (att) v, full T×T as computed
+  stats.forward_flops =
+      2.0 * (cfg.n_layer * (T * linear_macs_per_token + attention_macs) + double(T) * C * V);
+  stats.input_shape = std::to_string(T) + " tokens";
+  return stats;
+}
+
+}  // namespace tunebench::models

@@ -1,0 +1,89 @@
+// A GPT-2 style decoder (Radford et al., "Language Models are Unsupervised Multitask Learners",
+// 2019): pre-LayerNorm blocks, learned positions, tied input/output embeddings.
+//
+//   tokens → wte + wpe → L × [x + attn(ln_1(x)); x + mlp(ln_2(x))] → ln_f → x · wteᵀ → logits
+//
+// Dimensions: B batch, T time (tokens), C channels (n_embd), H heads, D = C/H, V vocab.
+// GPT-2 small: L 12, H 12, C 768, V 50257, context 1024 → 124,439,808 parameters.
+//
+// Build-time switches (each the OFF/ON of a catalog experiment):
+//   builtin_ops      hand-written LayerNorm and tanh-GELU → torch::layer_norm, torch::gelu
+//   fused_attention  math attention (softmax of q kᵀ) → the library's scaled-dot-product kernel
+//   causal_mask_fly  a stored [ctx, ctx] mask buffer per layer → the mask made on the fly
+//   vocab_pad        V rows → the next multiple of 64 (logits are cut back to V, so the
+//                    function computed is unchanged)
+#pragma once
+
+#include "models/common.h"
+
+namespace tunebench::models {
+
+struct GptConfig {
+  int64_t n_layer = 12;
+  int64_t n_head = 12;
+  int64_t n_embd = 768;
+  int64_t vocab_size = 50257;
+  int64_t block_size = 1024;  // context length: positions and the stored mask
+  int64_t seq_len = 1024;     // tokens per synthetic sample (≤ block_size)
+  bool builtin_ops = true;
+  bool fused_attention = true;
+  bool causal_mask_fly = true;
+  bool vocab_pad = false;
+
+  int64_t padded_vocab() const { return vocab_pad ? (vocab_size + 63) / 64 * 64 : vocab_size; }
+};
+
+// LayerNorm with its own scale and shift, computed by the library or by hand.
+struct LayerNormImpl : torch::nn::Module {
+  LayerNormImpl(int64_t channels, bool builtin);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor weight, bias;
+  bool builtin;
+};
+TORCH_MODULE(LayerNorm);
+
+struct CausalSelfAttentionImpl : torch::nn::Module {
+  explicit CausalSelfAttentionImpl(const GptConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);  // [B, T, C] → [B, T, C]
+  torch::nn::Linear c_attn{nullptr}, c_proj{nullptr};
+  torch::Tensor mask;  // [ctx, ctx] bool, true = may attend; only when the mask is stored
+  int64_t n_head;
+  bool fused;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+struct GptBlockImpl : torch::nn::Module {
+  explicit GptBlockImpl(const GptConfig& config);
+  torch::Tensor forward(torch::Tensor x);
+  LayerNorm ln_1{nullptr}, ln_2{nullptr};
+  CausalSelfAttention attn{nullptr};
+  torch::nn::Linear c_fc{nullptr}, mlp_proj{nullptr};
+  bool builtin_gelu;
+};
+TORCH_MODULE(GptBlock);
+
+struct GptImpl : torch::nn::Module {
+  explicit GptImpl(const GptConfig& config);
+  torch::Tensor forward(const torch::Tensor& tokens);  // [B, T] int64 → logits [B, T, V]
+  GptConfig config;
+  torch::nn::Embedding wte{nullptr}, wpe{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  LayerNorm ln_f{nullptr};
+};
+TORCH_MODULE(Gpt);
+
+ModelStats gpt_stats(const GptConfig& config);
+
+class GptModel : public BenchModel {
+ public:
+  explicit GptModel(const GptConfig& config) : net(config) {}
+  torch::nn::Module& module() override { return *net; }
+  // inputs[0]: tokens [B, T]; target: the next tokens [B, T]
+  Batch make_batch(int64_t batch_size, uint64_t seed) const override;
+  torch::Tensor forward(const Batch& batch) override { return net->forward(batch.inputs.at(0)); }
+  torch::Tensor loss(const Batch& batch) override;
+
+  Gpt net;
+};
+
+}  // namespace tunebench::models

@@ -1,0 +1,138 @@
+#include "models/resnet.h"
+
+namespace tunebench::models {
+
+namespace nn = torch::nn;
+
+namespace {
+constexpr int64_t kExpansion = 4;
+
+nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, bool bias) {
+  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel)
+                        .stride(stride)
+                        .padding(kernel / 2)
+                        .bias(bias));
+}
+
+torch::Tensor relu(torch::Tensor x, bool inplace) { return inplace ? x.relu_() : torch::relu(x); }
+}  // namespace
+
+BottleneckImpl::BottleneckImpl(int64_t in_channels, int64_t width, int64_t stride,
+                               const ResNetConfig& config)
+    : inplace_act(config.inplace_act) {
+  const bool bias = config.conv_bias;
+  conv1 = register_module("conv1", conv(in_channels, width, 1, 1, bias));
+  bn1 = register_module("bn1", nn::BatchNorm2d(width));
+  conv2 = register_module("conv2", conv(width, width, 3, stride, bias));  // v1.5: stride here
+  bn2 = register_module("bn2", nn::BatchNorm2d(width));
+  conv3 = register_module("conv3", conv(width, width * kExpansion, 1, 1, bias));
+  bn3 = register_module("bn3", nn::BatchNorm2d(width * kExpansion));
+  if (stride != 1 || in_channels != width * kExpansion) {
+    downsample = register_module(
+        "downsample", nn::Sequential(conv(in_channels, width * kExpansion, 1, stride, bias),
+                                     nn::BatchNorm2d(width * kExpansion)));
+  }
+}
+
+torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
+  torch::Tensor identity = downsample ? downsample->forward(x) : x;
+  torch::Tensor out = relu(bn1(conv1(x)), inplace_act);
+  out = relu(bn2(conv2(out)), inplace_act);
+  out = bn3(conv3(out));
+  // In-place add and ReLU write into `out`, a fresh tensor: autograd allows it (001's claim that
+  // such updates break autograd is false), and inplace_act measures what it saves.
+  if (inplace_act) return out.add_(identity).relu_();
+  return torch::relu(out + identity);
+}
+
+ResNetImpl::ResNetImpl(const ResNetConfig& cfg) : config(cfg) {
+  const int64_t w = cfg.width;
+  stem_conv = register_module("conv1", conv(3, w, 7, 2, cfg.conv_bias));
+  stem_bn = register_module("bn1", nn::BatchNorm2d(w));
+  int64_t in_channels = w;
+  auto stage = [&](int64_t blocks, int64_t width, int64_t stride) {
+    nn::Sequential seq;
+    for (int64_t i = 0; i < blocks; ++i) {
+      seq->push_back(Bottleneck(in_channels, width, i == 0 ? stride : 1, cfg));
+      in_channels = width * kExpansion;
+    }
+    return seq;
+  };
+  layer1 = register_module("layer1", stage(cfg.blocks[0], w, 1));
+  layer2 = register_module("layer2", stage(cfg.blocks[1], w * 2, 2));
+  layer3 = register_module("layer3", stage(cfg.blocks[2], w * 4, 2));
+  layer4 = register_module("layer4", stage(cfg.blocks[3], w * 8, 2));
+  fc = register_module("fc", nn::Linear(in_channels, cfg.num_classes));
+
+  // torchvision's initialisation: Kaiming-normal convs (fan_out), BN weight 1 / bias 0.
+  for (auto& m : modules(/*include_self=*/false)) {
+    if (auto* c = m->as<nn::Conv2d>()) {
+      nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
+      if (c->bias.defined()) nn::init::zeros_(c->bias);
+    }
+  }
+}
+
+torch::Tensor ResNetImpl::forward(torch::Tensor x) {
+  const bool inplace = config.inplace_act;
+  x = relu(stem_bn(stem_conv(x)), inplace);                          // [B, W, S/2, S/2]
+  x = torch::max_pool2d(x, /*kernel=*/3, /*stride=*/2, /*pad=*/1);  // [B, W, S/4, S/4]
+  x = layer1->forward(x);                                            // [B, 4W, S/4, S/4]
+  x = layer2->forward(x);                                            // [B, 8W, S/8, S/8]
+  x = layer3->forward(x);                                            // [B, 16W, S/16, S/16]
+  x = layer4->forward(x);                                            // [B, 32W, S/32, S/32]
+  x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);              // [B, 32W]
+  return fc(x);                                                      // [B, classes]
+}
+
+Batch ResNetModel::make_batch(int64_t batch_size, uint64_t seed) const {
+  auto gen = seeded_generator(seed);
+  const int64_t s = net->config.image_size;
+  Batch batch;
+  batch.size = batch_size;
+  batch.inputs.push_back(torch::randn({batch_size, 3, s, s}, gen, torch::kFloat));
+  batch.target = torch::randint(net->config.num_classes, {batch_size}, gen, torch::kLong);
+  return batch;
+}
+
+torch::Tensor ResNetModel::loss(const Batch& batch) {
+  return torch::nn::functional::cross_entropy(forward(batch), batch.target);
+}
+
+ModelStats resnet_stats(const ResNetConfig& cfg) {
+  ModelStats stats;
+  int64_t size = cfg.image_size;
+  auto conv_out = [](int64_t in, int64_t kernel, int64_t stride) {
+    return (in + 2 * (kernel / 2) - kernel) / stride + 1;
+  };
+  // One conv + its BN: weights, optional bias, BN scale and shift; 2·MACs at the output size.
+  auto add_conv = [&](int64_t in, int64_t out, int64_t kernel, int64_t out_size) {
+    stats.parameters += in * out * kernel * kernel + (cfg.conv_bias ? out : 0) + 2 * out;
+    stats.forward_flops += 2.0 * in * out * kernel * kernel * out_size * out_size;
+  };
+  size = conv_out(size, 7, 2);
+  add_conv(3, cfg.width, 7, size);
+  size = conv_out(size, 3, 2);  // max pool
+  int64_t in_channels = cfg.width;
+  for (int stage = 0; stage < 4; ++stage) {
+    const int64_t width = cfg.width << stage;
+    for (int64_t i = 0; i < cfg.blocks[stage]; ++i) {
+      const int64_t stride = (i == 0 && stage > 0) ? 2 : 1;
+      const int64_t out_size = conv_out(size, 3, stride);
+      add_conv(in_channels, width, 1, size);
+      add_conv(width, width, 3, out_size);
+      add_conv(width, width * kExpansion, 1, out_size);
+      if (stride != 1 || in_channels != width * kExpansion) {
+        add_conv(in_channels, width * kExpansion, 1, out_size);
+      }
+      in_channels = width * kExpansion;
+      size = out_size;
+    }
+  }
+  stats.parameters += in_channels * cfg.num_classes + cfg.num_classes;
+  stats.forward_flops += 2.0 * in_channels * cfg.num_classes;
+  stats.input_shape = "3x" + std::to_string(cfg.image_size) + "x" + std::to_string(cfg.image_size);
+  return stats;
+}
+
+}  // namespace tunebench::models

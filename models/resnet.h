@@ -1,0 +1,62 @@
+// ResNet-50, torchvision's v1.5 layout (He et al., "Deep Residual Learning for Image
+// Recognition", 2015; the stride sits on the 3×3 conv of each bottleneck).
+//
+//   stem:   conv 7×7/2 (3→W) · BN · ReLU · maxpool 3×3/2
+//   stages: bottleneck blocks {3, 4, 6, 3}, widths W, 2W, 4W, 8W, expansion 4
+//   head:   global average pool · linear (32W → classes)
+//
+// Dimensions: B batch, C channels, H×W spatial. Input [B, 3, S, S] → logits [B, classes].
+#pragma once
+
+#include "models/common.h"
+
+#include <array>
+
+namespace tunebench::models {
+
+struct ResNetConfig {
+  std::array<int64_t, 4> blocks{3, 4, 6, 3};
+  int64_t width = 64;         // channels after the stem; stage i uses width·2^i
+  int64_t num_classes = 1000;
+  int64_t image_size = 224;   // input is image_size × image_size
+  bool conv_bias = false;     // a bias on every conv before BN (redundant: conv_bias_off's OFF arm)
+  bool inplace_act = false;   // relu_ instead of relu (inplace_act)
+};
+
+struct BottleneckImpl : torch::nn::Module {
+  BottleneckImpl(int64_t in_channels, int64_t width, int64_t stride, const ResNetConfig& config);
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
+  torch::nn::Sequential downsample{nullptr};  // 1×1 conv + BN where the shape changes
+  bool inplace_act;
+};
+TORCH_MODULE(Bottleneck);
+
+struct ResNetImpl : torch::nn::Module {
+  explicit ResNetImpl(const ResNetConfig& config);
+  torch::Tensor forward(torch::Tensor x);  // [B, 3, S, S] → [B, classes]
+
+  ResNetConfig config;
+  torch::nn::Conv2d stem_conv{nullptr};
+  torch::nn::BatchNorm2d stem_bn{nullptr};
+  torch::nn::Sequential layer1{nullptr}, layer2{nullptr}, layer3{nullptr}, layer4{nullptr};
+  torch::nn::Linear fc{nullptr};
+};
+TORCH_MODULE(ResNet);
+
+ModelStats resnet_stats(const ResNetConfig& config);
+
+class ResNetModel : public BenchModel {
+ public:
+  explicit ResNetModel(const ResNetConfig& config) : net(config) {}
+  torch::nn::Module& module() override { return *net; }
+  Batch make_batch(int64_t batch_size, uint64_t seed) const override;
+  torch::Tensor forward(const Batch& batch) override { return net->forward(batch.inputs.at(0)); }
+  torch::Tensor loss(const Batch& batch) override;
+
+  ResNet net;
+};
+
+}  // namespace tunebench::models
