@@ -17,7 +17,10 @@ const std::vector<int64_t>& criteo_kaggle_table_rows() {
 
 std::string mlp_string(int64_t input, const std::vector<int64_t>& widths) {
   std::string s = std::to_string(input);
-  for (int64_t w : widths) s += "-" + std::to_string(w);
+  for (int64_t w : widths) {
+    s += '-';
+    s += std::to_string(w);
+  }
   return s;
 }
 
