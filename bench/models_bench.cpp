@@ -7,13 +7,13 @@
 // Each benchmark builds its model once, runs two warm-up steps, then times whole steps:
 //   infer  forward under NoGradGuard, eval mode
 //   train  zero_grad + loss + backward + SGD(momentum 0.9) step, train mode
-#include "models/common.h"
-#include "models/registry.h"
-
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
 #include <thread>
+
+#include "models/common.h"
+#include "models/registry.h"
 
 namespace tunebench {
 namespace {

@@ -1,12 +1,12 @@
 #include "harness/cli.h"
 
-#include "harness/device.h"
-#include "models/registry.h"
-
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
+
+#include "harness/device.h"
+#include "models/registry.h"
 
 namespace tunebench::cli {
 
@@ -77,8 +77,8 @@ int models_command(bool as_json, const std::string& model, const std::string& pr
   if (model.empty()) {
     rows = models::summarize_all();
   } else {
-    const auto presets = preset.empty() ? models::preset_names(model)
-                                        : std::vector<std::string>{preset};
+    const auto presets =
+        preset.empty() ? models::preset_names(model) : std::vector<std::string>{preset};
     for (const auto& p : presets) rows.push_back(models::summarize({model, p, options}));
   }
   if (as_json) {
@@ -96,7 +96,8 @@ int models_command(bool as_json, const std::string& model, const std::string& pr
 int run(int argc, char** argv) {
   CLI::App app{
       "tunebench: PyTorch performance-tuning advice as controlled on/off experiments.\n"
-      "Built against " + device::build_summary() + "."};
+      "Built against " +
+      device::build_summary() + "."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tunebench 0.1.0, ") + device::build_summary());
 
@@ -104,8 +105,9 @@ int run(int argc, char** argv) {
   std::string model, preset;
   std::vector<std::string> option_pairs;
   auto* models_cmd = app.add_subcommand(
-      "models", "List the benchmark models and presets: parameters, forward FLOPs per sample, "
-                "input shape and weight memory");
+      "models",
+      "List the benchmark models and presets: parameters, forward FLOPs per sample, "
+      "input shape and weight memory");
   models_cmd->add_flag("--json", as_json, "print JSON instead of a table");
   models_cmd->add_option("--model", model, "only this model (resnet50, gpt, dlrm)");
   models_cmd->add_option("--preset", preset, "only this preset of --model");

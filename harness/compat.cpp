@@ -18,8 +18,8 @@ std::string torch_version() {
 }
 
 at::Tensor scaled_dot_product_attention(const at::Tensor& q, const at::Tensor& k,
-                                        const at::Tensor& v,
-                                        const c10::optional<at::Tensor>& mask, bool causal) {
+                                        const at::Tensor& v, const c10::optional<at::Tensor>& mask,
+                                        bool causal) {
   if (causal && mask.has_value()) {
     throw std::invalid_argument("scaled_dot_product_attention: give a mask or causal, not both");
   }
@@ -85,7 +85,9 @@ void set_autocast(c10::DeviceType device, bool enabled, c10::ScalarType dtype) {
 }  // namespace
 
 AutocastGuard::AutocastGuard(c10::DeviceType device, c10::ScalarType dtype)
-    : device_(device), was_enabled_(autocast_enabled(device)), previous_dtype_(autocast_dtype(device)) {
+    : device_(device),
+      was_enabled_(autocast_enabled(device)),
+      previous_dtype_(autocast_dtype(device)) {
   set_autocast(device_, true, dtype);
   at::autocast::increment_nesting();
 }

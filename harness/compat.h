@@ -2,9 +2,10 @@
 // tests TORCH_VERSION_* itself.
 //
 //   topic                        1.13 (Debian)                         2.x (PyPI)
-//   scaled-dot-product attention  private at::_scaled_dot_product_attention  at::scaled_dot_product_attention (2.0+)
-//   autocast switches             per-device functions (set_cpu_enabled)      set_autocast_enabled(device, on) (2.4+)
-//   fused AdamW kernel            at::_fused_adam_ (CUDA only, no AdamW)      at::_fused_adamw_ (2.0+; CPU from 2.4)
+//   scaled-dot-product attention  private at::_scaled_dot_product_attention
+//   at::scaled_dot_product_attention (2.0+) autocast switches             per-device functions
+//   (set_cpu_enabled)      set_autocast_enabled(device, on) (2.4+) fused AdamW kernel
+//   at::_fused_adam_ (CUDA only, no AdamW)      at::_fused_adamw_ (2.0+; CPU from 2.4)
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -23,8 +24,8 @@ std::string torch_version();
 // kernel. `mask` is additive or boolean (true = keep) and broadcasts to [B, H, T, T];
 // `causal` asks the kernel to apply the causal mask itself (then `mask` must be empty).
 at::Tensor scaled_dot_product_attention(const at::Tensor& q, const at::Tensor& k,
-                                        const at::Tensor& v,
-                                        const c10::optional<at::Tensor>& mask, bool causal);
+                                        const at::Tensor& v, const c10::optional<at::Tensor>& mask,
+                                        bool causal);
 
 // Turns autocast on for one device type with the given low-precision dtype for its lifetime,
 // and restores the previous state (enabled flag and dtype) on destruction.

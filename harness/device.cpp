@@ -1,10 +1,10 @@
 #include "harness/device.h"
 
-#include "harness/compat.h"
-
 #include <torch/cuda.h>
 
 #include <stdexcept>
+
+#include "harness/compat.h"
 
 #ifdef TUNEBENCH_CUDA
 #include <ATen/cuda/CUDAContext.h>

@@ -21,10 +21,10 @@ std::string cuda_unavailable_reason();
 
 struct CudaInfo {
   int device_count = 0;
-  std::string name;            // of device 0
-  int64_t total_memory = 0;    // bytes, device 0
-  std::string cuda_runtime;    // e.g. "13.2", as LibTorch was built
-  std::string cudnn;           // e.g. "9.26.0", or "" without cuDNN
+  std::string name;          // of device 0
+  int64_t total_memory = 0;  // bytes, device 0
+  std::string cuda_runtime;  // e.g. "13.2", as LibTorch was built
+  std::string cudnn;         // e.g. "9.26.0", or "" without cuDNN
 };
 // Facts about the CUDA devices; device_count 0 where there are none.
 CudaInfo cuda_info();

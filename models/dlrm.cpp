@@ -9,9 +9,10 @@ namespace tunebench::models {
 namespace nn = torch::nn;
 
 const std::vector<int64_t>& criteo_kaggle_table_rows() {
-  static const std::vector<int64_t> rows{
-      1460,  583,     10131227, 2202608, 305, 24,  12517,   633, 3,      93145, 5683, 8351593, 3194,
-      27,    14992,   5461306,  10,      5652, 2173, 4,     7046547, 18, 15,  286181, 105,  142572};
+  static const std::vector<int64_t> rows{1460,  583,     10131227, 2202608, 305,     24,   12517,
+                                         633,   3,       93145,    5683,    8351593, 3194, 27,
+                                         14992, 5461306, 10,       5652,    2173,    4,    7046547,
+                                         18,    15,      286181,   105,     142572};
   return rows;
 }
 
@@ -77,7 +78,7 @@ torch::Tensor DlrmImpl::forward_logits(const torch::Tensor& dense, const torch::
   }
   const int64_t F = static_cast<int64_t>(features.size());
   auto T = torch::cat(features, 1).view({B, F, d});  // [B, F, d]
-  auto Z = torch::bmm(T, T.transpose(1, 2));          // [B, F, F]
+  auto Z = torch::bmm(T, T.transpose(1, 2));         // [B, F, F]
   auto pairs = torch::tril_indices(F, F, /*offset=*/-1,
                                    torch::TensorOptions().dtype(torch::kLong).device(x.device()));
   auto flat = Z.index({torch::indexing::Slice(), pairs[0], pairs[1]});  // [B, F(F−1)/2]
@@ -103,14 +104,15 @@ Batch DlrmModel::make_batch(int64_t batch_size, uint64_t seed) const {
     auto idx = (x.floor() - 1).clamp(0, published - 1).to(torch::kLong);
     per_table.push_back(idx.remainder(cfg.rows(t)));
   }
-  batch.inputs.push_back(torch::stack(per_table));  // [S, B·pooling]
+  batch.inputs.push_back(torch::stack(per_table));                               // [S, B·pooling]
   batch.inputs.push_back(torch::arange(0, lookups, cfg.pooling, torch::kLong));  // [B]
   batch.target = torch::randint(2, {batch_size, 1}, gen, torch::kFloat);
   return batch;
 }
 
 torch::Tensor DlrmModel::forward(const Batch& batch) {
-  return torch::sigmoid(net->forward_logits(batch.inputs.at(0), batch.inputs.at(1), batch.inputs.at(2)));
+  return torch::sigmoid(
+      net->forward_logits(batch.inputs.at(0), batch.inputs.at(1), batch.inputs.at(2)));
 }
 
 torch::Tensor DlrmModel::loss(const Batch& batch) {

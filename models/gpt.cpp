@@ -1,9 +1,9 @@
 #include "models/gpt.h"
 
-#include "harness/compat.h"
-
 #include <cmath>
 #include <stdexcept>
+
+#include "harness/compat.h"
 
 namespace tunebench::models {
 
@@ -35,8 +35,8 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptConfig& cfg)
   c_attn = register_module("c_attn", nn::Linear(cfg.n_embd, 3 * cfg.n_embd));
   c_proj = register_module("c_proj", nn::Linear(cfg.n_embd, cfg.n_embd));
   if (!cfg.causal_mask_fly) {
-    mask = register_buffer(
-        "mask", torch::ones({cfg.block_size, cfg.block_size}, torch::kBool).tril());
+    mask =
+        register_buffer("mask", torch::ones({cfg.block_size, cfg.block_size}, torch::kBool).tril());
   }
 }
 
@@ -49,7 +49,8 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   // [T, T] bool, true = may attend; from the stored buffer or made now.
   auto causal_mask = [&] {
     if (mask.defined()) return mask.slice(0, 0, T).slice(1, 0, T);
-    return torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).tril();
+    return torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(x.device()))
+        .tril();
   };
   torch::Tensor y;
   if (fused) {
@@ -81,11 +82,12 @@ torch::Tensor GptBlockImpl::forward(torch::Tensor x) {
 GptImpl::GptImpl(const GptConfig& cfg) : config(cfg) {
   if (cfg.n_embd % cfg.n_head != 0) {
     throw std::invalid_argument("gpt: n_embd (" + std::to_string(cfg.n_embd) +
-                                ") must be a multiple of n_head (" + std::to_string(cfg.n_head) + ")");
+                                ") must be a multiple of n_head (" + std::to_string(cfg.n_head) +
+                                ")");
   }
   if (cfg.seq_len < 1 || cfg.seq_len > cfg.block_size) {
-    throw std::invalid_argument("gpt: seq_len " + std::to_string(cfg.seq_len) +
-                                " must be in 1.." + std::to_string(cfg.block_size) + " (block_size)");
+    throw std::invalid_argument("gpt: seq_len " + std::to_string(cfg.seq_len) + " must be in 1.." +
+                                std::to_string(cfg.block_size) + " (block_size)");
   }
   wte = register_module("wte", nn::Embedding(cfg.padded_vocab(), cfg.n_embd));
   wpe = register_module("wpe", nn::Embedding(cfg.block_size, cfg.n_embd));
@@ -113,13 +115,14 @@ GptImpl::GptImpl(const GptConfig& cfg) : config(cfg) {
 
 torch::Tensor GptImpl::forward(const torch::Tensor& tokens) {
   const int64_t T = tokens.size(1);
-  auto positions = torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
-  auto x = wte(tokens) + wpe(positions);                     // [B, T, C]
+  auto positions =
+      torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
+  auto x = wte(tokens) + wpe(positions);  // [B, T, C]
   for (const auto& block : *blocks) x = block->as<GptBlock>()->forward(x);
   x = ln_f(x);
   auto logits = torch::nn::functional::linear(x, wte->weight);  // [B, T, V_padded], tied
   if (config.vocab_pad) logits = logits.narrow(-1, 0, config.vocab_size);
-  return logits;                                             // [B, T, V]
+  return logits;  // [B, T, V]
 }
 
 Batch GptModel::make_batch(int64_t batch_size, uint64_t seed) const {
@@ -143,11 +146,11 @@ ModelStats gpt_stats(const GptConfig& cfg) {
   const int64_t C = cfg.n_embd, V = cfg.padded_vocab(), T = cfg.seq_len;
   ModelStats stats;
   const int64_t layer_norm = 2 * C;
-  const int64_t per_layer = 2 * layer_norm                 // ln_1, ln_2
-                            + C * 3 * C + 3 * C            // c_attn
-                            + C * C + C                    // c_proj
-                            + C * 4 * C + 4 * C            // c_fc
-                            + 4 * C * C + C;               // mlp_proj
+  const int64_t per_layer = 2 * layer_norm       // ln_1, ln_2
+                            + C * 3 * C + 3 * C  // c_attn
+                            + C * C + C          // c_proj
+                            + C * 4 * C + 4 * C  // c_fc
+                            + 4 * C * C + C;     // mlp_proj
   stats.parameters = V * C + cfg.block_size * C + cfg.n_layer * per_layer + layer_norm;
   const double linear_macs_per_token = 3.0 * C * C + C * C + 8.0 * C * C;
   const double attention_macs = 2.0 * T * T * C;  // q kᵀ and (att) v, full T×T as computed

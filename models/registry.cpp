@@ -1,13 +1,13 @@
 #include "models/registry.h"
 
-#include "models/dlrm.h"
-#include "models/gpt.h"
-#include "models/resnet.h"
-
 #include <fmt/format.h>
 
 #include <functional>
 #include <map>
+
+#include "models/dlrm.h"
+#include "models/gpt.h"
+#include "models/resnet.h"
 
 namespace tunebench::models {
 
@@ -89,8 +89,8 @@ struct Family {
       try {
         it->set(config, value);
       } catch (const std::string& why) {
-        throw InvalidSpec(fmt::format("option '{}' of model '{}' {}, got {}", key, name, why,
-                                      value.dump()));
+        throw InvalidSpec(
+            fmt::format("option '{}' of model '{}' {}, got {}", key, name, why, value.dump()));
       }
     }
     if constexpr (std::is_same_v<Config, GptConfig>) {
@@ -159,8 +159,10 @@ const Family<GptConfig>& gpt_family() {
         return c;
       },
       {int_field("n_layer", &GptConfig::n_layer, 1), int_field("n_head", &GptConfig::n_head, 1),
-       int_field("n_embd", &GptConfig::n_embd, 1), int_field("vocab_size", &GptConfig::vocab_size, 2),
-       int_field("block_size", &GptConfig::block_size, 1), int_field("seq_len", &GptConfig::seq_len, 1),
+       int_field("n_embd", &GptConfig::n_embd, 1),
+       int_field("vocab_size", &GptConfig::vocab_size, 2),
+       int_field("block_size", &GptConfig::block_size, 1),
+       int_field("seq_len", &GptConfig::seq_len, 1),
        bool_field("builtin_ops", &GptConfig::builtin_ops),
        bool_field("fused_attention", &GptConfig::fused_attention),
        bool_field("causal_mask_fly", &GptConfig::causal_mask_fly),
@@ -174,8 +176,9 @@ const Family<DlrmConfig>& dlrm_family() {
   static const Family<DlrmConfig> family{
       "dlrm",
       {{"tiny", "8 small tables, dim 8, bottom 13-32-8, 2 lookups per bag: for tests"},
-       {"kaggle", "the Criteo Kaggle shape: 26 tables as published, dim 16, bottom "
-                  "13-512-256-64-16, top 367-512-256-1"}},
+       {"kaggle",
+        "the Criteo Kaggle shape: 26 tables as published, dim 16, bottom "
+        "13-512-256-64-16, top 367-512-256-1"}},
       [](const std::string& preset) {
         DlrmConfig c;
         if (preset == "tiny") {
@@ -249,7 +252,8 @@ std::vector<std::string> preset_names(const std::string& model) {
   if (model == resnet_family().name) return resnet_family().presets();
   if (model == gpt_family().name) return gpt_family().presets();
   if (model == dlrm_family().name) return dlrm_family().presets();
-  throw InvalidSpec(fmt::format("unknown model '{}'; valid models: {}", model, join(model_names())));
+  throw InvalidSpec(
+      fmt::format("unknown model '{}'; valid models: {}", model, join(model_names())));
 }
 
 PresetSummary summarize(const ModelSpec& spec) {
@@ -283,7 +287,8 @@ json to_json(const PresetSummary& s) {
 
 std::unique_ptr<BenchModel> build_model(const ModelSpec& spec, uint64_t seed) {
   torch::manual_seed(seed);
-  if (spec.model == resnet_family().name) return resnet_family().build(resnet_family().configure(spec));
+  if (spec.model == resnet_family().name)
+    return resnet_family().build(resnet_family().configure(spec));
   if (spec.model == gpt_family().name) return gpt_family().build(gpt_family().configure(spec));
   if (spec.model == dlrm_family().name) return dlrm_family().build(dlrm_family().configure(spec));
   preset_names(spec.model);

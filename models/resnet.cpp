@@ -8,10 +8,8 @@ namespace {
 constexpr int64_t kExpansion = 4;
 
 nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, bool bias) {
-  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel)
-                        .stride(stride)
-                        .padding(kernel / 2)
-                        .bias(bias));
+  return nn::Conv2d(
+      nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(bias));
 }
 
 torch::Tensor relu(torch::Tensor x, bool inplace) { return inplace ? x.relu_() : torch::relu(x); }
@@ -75,14 +73,14 @@ ResNetImpl::ResNetImpl(const ResNetConfig& cfg) : config(cfg) {
 
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   const bool inplace = config.inplace_act;
-  x = relu(stem_bn(stem_conv(x)), inplace);                          // [B, W, S/2, S/2]
+  x = relu(stem_bn(stem_conv(x)), inplace);                         // [B, W, S/2, S/2]
   x = torch::max_pool2d(x, /*kernel=*/3, /*stride=*/2, /*pad=*/1);  // [B, W, S/4, S/4]
-  x = layer1->forward(x);                                            // [B, 4W, S/4, S/4]
-  x = layer2->forward(x);                                            // [B, 8W, S/8, S/8]
-  x = layer3->forward(x);                                            // [B, 16W, S/16, S/16]
-  x = layer4->forward(x);                                            // [B, 32W, S/32, S/32]
-  x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);              // [B, 32W]
-  return fc(x);                                                      // [B, classes]
+  x = layer1->forward(x);                                           // [B, 4W, S/4, S/4]
+  x = layer2->forward(x);                                           // [B, 8W, S/8, S/8]
+  x = layer3->forward(x);                                           // [B, 16W, S/16, S/16]
+  x = layer4->forward(x);                                           // [B, 32W, S/32, S/32]
+  x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);             // [B, 32W]
+  return fc(x);                                                     // [B, classes]
 }
 
 Batch ResNetModel::make_batch(int64_t batch_size, uint64_t seed) const {

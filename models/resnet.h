@@ -8,19 +8,19 @@
 // Dimensions: B batch, C channels, H×W spatial. Input [B, 3, S, S] → logits [B, classes].
 #pragma once
 
-#include "models/common.h"
-
 #include <array>
+
+#include "models/common.h"
 
 namespace tunebench::models {
 
 struct ResNetConfig {
   std::array<int64_t, 4> blocks{3, 4, 6, 3};
-  int64_t width = 64;         // channels after the stem; stage i uses width·2^i
+  int64_t width = 64;  // channels after the stem; stage i uses width·2^i
   int64_t num_classes = 1000;
-  int64_t image_size = 224;   // input is image_size × image_size
-  bool conv_bias = false;     // a bias on every conv before BN (redundant: conv_bias_off's OFF arm)
-  bool inplace_act = false;   // relu_ instead of relu (inplace_act)
+  int64_t image_size = 224;  // input is image_size × image_size
+  bool conv_bias = false;    // a bias on every conv before BN (redundant: conv_bias_off's OFF arm)
+  bool inplace_act = false;  // relu_ instead of relu (inplace_act)
 };
 
 struct BottleneckImpl : torch::nn::Module {

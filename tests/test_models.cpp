@@ -1,11 +1,11 @@
 // The models: exact sizes, shapes, determinism, trainability and agreement of the variants that
 // the catalog's experiments switch between. Only tiny presets run forwards here.
+#include <gtest/gtest.h>
+
 #include "models/dlrm.h"
 #include "models/gpt.h"
 #include "models/registry.h"
 #include "models/resnet.h"
-
-#include <gtest/gtest.h>
 
 namespace tunebench::models {
 namespace {
@@ -92,8 +92,8 @@ TEST(Flops, GptAndDlrmCountEveryLinearLayerOfTheBuiltModel) {
   const int64_t T = gpt_cfg["seq_len"], C = gpt_cfg["n_embd"], V = gpt_cfg["vocab_size"],
                 L = gpt_cfg["n_layer"];
   // linear layers per token + tied output projection per token + q kᵀ and att·v per layer
-  const double expected_gpt = 2.0 * T * (linear_weight_elements(gpt->module()) + C * V) +
-                              L * 2.0 * (2.0 * T * T * C);
+  const double expected_gpt =
+      2.0 * T * (linear_weight_elements(gpt->module()) + C * V) + L * 2.0 * (2.0 * T * T * C);
   EXPECT_DOUBLE_EQ(summarize({"gpt", "tiny"}).forward_flops, expected_gpt);
 
   auto dlrm = build("dlrm", "tiny");
@@ -125,7 +125,8 @@ TEST(Shapes, ForwardOutputs) {
 TEST(Determinism, SameSeedsSameOutputsDifferentSeedsDifferent) {
   torch::NoGradGuard no_grad;
   for (const std::string model : {"resnet50", "gpt", "dlrm"}) {
-    auto a = build(model, "tiny"), b = build(model, "tiny"), c = build(model, "tiny", {}, kSeed + 1);
+    auto a = build(model, "tiny"), b = build(model, "tiny"),
+         c = build(model, "tiny", {}, kSeed + 1);
     const auto batch = a->make_batch(4, 7);
     const auto same_batch = b->make_batch(4, 7);
     for (size_t i = 0; i < batch.inputs.size(); ++i) {
@@ -176,17 +177,20 @@ TEST(Dlrm, IndicesFollowAPowerLawAndRespectTheRowCap) {
 // The hand-written and built-in forms of each GPT switch compute the same function.
 TEST(Variants, GptHandWrittenAndBuiltInAgree) {
   torch::NoGradGuard no_grad;
-  auto reference = build("gpt", "tiny",
-                         {{"builtin_ops", false}, {"fused_attention", false}, {"causal_mask_fly", false}});
+  auto reference =
+      build("gpt", "tiny",
+            {{"builtin_ops", false}, {"fused_attention", false}, {"causal_mask_fly", false}});
   const auto batch = reference->make_batch(2, 11);
   const auto expected = reference->forward(batch);
   for (bool builtin : {false, true}) {
     for (bool fused : {false, true}) {
       for (bool fly : {false, true}) {
-        auto m = build("gpt", "tiny",
-                       {{"builtin_ops", builtin}, {"fused_attention", fused}, {"causal_mask_fly", fly}});
+        auto m =
+            build("gpt", "tiny",
+                  {{"builtin_ops", builtin}, {"fused_attention", fused}, {"causal_mask_fly", fly}});
         EXPECT_TRUE(torch::allclose(m->forward(batch), expected, 1e-4, 1e-5))
-            << "builtin_ops=" << builtin << " fused_attention=" << fused << " causal_mask_fly=" << fly;
+            << "builtin_ops=" << builtin << " fused_attention=" << fused
+            << " causal_mask_fly=" << fly;
       }
     }
   }
@@ -199,7 +203,8 @@ TEST(Variants, GptCausalityHoldsInEveryVariant) {
       auto m = build("gpt", "tiny", {{"fused_attention", fused}, {"causal_mask_fly", fly}});
       auto batch = m->make_batch(1, 2);
       auto before = m->forward(batch);
-      batch.inputs[0][0][20] = (batch.inputs[0][0][20].item<int64_t>() + 1) % 101;  // change token 20
+      batch.inputs[0][0][20] =
+          (batch.inputs[0][0][20].item<int64_t>() + 1) % 101;  // change token 20
       auto after = m->forward(batch);
       EXPECT_TRUE(torch::equal(before.narrow(1, 0, 20), after.narrow(1, 0, 20)))
           << "fused=" << fused << " fly=" << fly << ": a later token changed an earlier output";

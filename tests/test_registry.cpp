@@ -1,11 +1,11 @@
 // Names, options and errors of the model registry; the version-compatibility layer; the device
 // layer on a host without a GPU.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
 #include "harness/compat.h"
 #include "harness/device.h"
 #include "models/registry.h"
-
-#include <gtest/gtest.h>
-#include <torch/torch.h>
 
 namespace tunebench {
 namespace {
@@ -28,7 +28,8 @@ TEST(Registry, EveryModelHasItsCatalogPresets) {
 }
 
 TEST(Registry, BadNamesListTheValidOnes) {
-  EXPECT_EQ(error_of({"resnet", "full"}), "unknown model 'resnet'; valid models: resnet50, gpt, dlrm");
+  EXPECT_EQ(error_of({"resnet", "full"}),
+            "unknown model 'resnet'; valid models: resnet50, gpt, dlrm");
   EXPECT_EQ(error_of({"gpt", "large"}),
             "unknown preset 'large' for model 'gpt'; valid presets: tiny, small, gpt2");
   const std::string option = error_of({"gpt", "tiny", {{"seqlen", 5}}});
@@ -43,8 +44,10 @@ TEST(Registry, OptionsAreTypeAndRangeChecked) {
             "option 'conv_bias' of model 'resnet50' must be true or false, got 1");
   EXPECT_EQ(error_of({"dlrm", "tiny", {{"row_cap", -1}}}),
             "option 'row_cap' of model 'dlrm' must be at least 0, got -1");
-  EXPECT_NE(error_of({"gpt", "tiny", {{"seq_len", 65}}}).find("exceeds block_size 64"), std::string::npos);
-  EXPECT_NE(error_of({"gpt", "tiny", {{"n_head", 3}}}).find("multiple of n_head"), std::string::npos);
+  EXPECT_NE(error_of({"gpt", "tiny", {{"seq_len", 65}}}).find("exceeds block_size 64"),
+            std::string::npos);
+  EXPECT_NE(error_of({"gpt", "tiny", {{"n_head", 3}}}).find("multiple of n_head"),
+            std::string::npos);
 }
 
 TEST(Registry, OptionsChangeTheConfiguration) {
@@ -57,7 +60,8 @@ TEST(Registry, OptionsChangeTheConfiguration) {
 
 TEST(Compat, ScaledDotProductAttentionMatchesTheMathForm) {
   torch::manual_seed(0);
-  auto q = torch::randn({2, 3, 5, 4}), k = torch::randn({2, 3, 5, 4}), v = torch::randn({2, 3, 5, 4});
+  auto q = torch::randn({2, 3, 5, 4}), k = torch::randn({2, 3, 5, 4}),
+       v = torch::randn({2, 3, 5, 4});
   auto mask = torch::ones({5, 5}, torch::kBool).tril();
   auto scores = q.matmul(k.transpose(-2, -1)) / 2.0;  // √4
   auto expected = torch::softmax(scores.masked_fill(mask.logical_not(), -INFINITY), -1).matmul(v);

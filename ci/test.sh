@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Sets up, builds both LibTorch variants and runs every test of each.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash ci/setup.sh
+
+echo "[test] formatting (clang-format, .clang-format)"
+git ls-files -- '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
+
+status=0
+for preset in debian pypi; do
+  bash ci/build.sh "$preset"
+  echo "[test] $preset"
+  ctest --preset "$preset" -j2 || status=1
+done
+exit $status
