@@ -19,8 +19,8 @@ namespace tunebench {
 namespace {
 
 void run(benchmark::State& state, const std::string& model, const std::string& preset,
-         int64_t batch_size, bool train) {
-  auto m = models::build_model({model, preset}, /*seed=*/1);
+         int64_t batch_size, bool train, nlohmann::json options) {
+  auto m = models::build_model({model, preset, options}, /*seed=*/1);
   const auto batch = m->make_batch(batch_size, /*seed=*/2);
   torch::optim::SGD opt(m->module().parameters(), torch::optim::SGDOptions(1e-4).momentum(0.9));
   auto step = [&] {
@@ -41,21 +41,35 @@ void run(benchmark::State& state, const std::string& model, const std::string& p
       benchmark::Counter(double(batch_size) * state.iterations(), benchmark::Counter::kIsRate);
 }
 
-void configure(benchmark::internal::Benchmark* b) {
-  b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(5);
-  b->ReportAggregatesOnly(true);
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
 }
+
+// TUNEBENCH_BENCH_ITERATIONS (default 3) steps per sample, TUNEBENCH_BENCH_REPETITIONS (5) samples.
+void configure(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+  b->Iterations(env_int("TUNEBENCH_BENCH_ITERATIONS", 3));
+  b->Repetitions(env_int("TUNEBENCH_BENCH_REPETITIONS", 5));
+}
+
+// torchvision's ResNet-50 uses in-place ReLU and residual add: build ours the same way.
+const nlohmann::json kTorchvisionResNet = {{"inplace_act", true}};
+const nlohmann::json kDefaults = nlohmann::json::object();
 
 // The comparison with Python (issue: foundation): ResNet-50 inference at batch 8, 224×224, and a
 // training step; GPT `small` (4 layers of GPT-2 small, 256 tokens) at batch 4.
-BENCHMARK_CAPTURE(run, resnet50_full_infer_b8, "resnet50", "full", 8, false)->Apply(configure);
-BENCHMARK_CAPTURE(run, resnet50_full_train_b8, "resnet50", "full", 8, true)->Apply(configure);
-BENCHMARK_CAPTURE(run, gpt_small_infer_b4, "gpt", "small", 4, false)->Apply(configure);
-BENCHMARK_CAPTURE(run, gpt_small_train_b4, "gpt", "small", 4, true)->Apply(configure);
+BENCHMARK_CAPTURE(run, resnet50_full_infer_b8, "resnet50", "full", 8, false, kTorchvisionResNet)
+    ->Apply(configure);
+BENCHMARK_CAPTURE(run, resnet50_full_train_b8, "resnet50", "full", 8, true, kTorchvisionResNet)
+    ->Apply(configure);
+BENCHMARK_CAPTURE(run, gpt_small_infer_b4, "gpt", "small", 4, false, kDefaults)->Apply(configure);
+BENCHMARK_CAPTURE(run, gpt_small_train_b4, "gpt", "small", 4, true, kDefaults)->Apply(configure);
 // Quick ones, to check the binary in seconds.
-BENCHMARK_CAPTURE(run, resnet50_tiny_train_b8, "resnet50", "tiny", 8, true)->Apply(configure);
-BENCHMARK_CAPTURE(run, gpt_tiny_train_b8, "gpt", "tiny", 8, true)->Apply(configure);
-BENCHMARK_CAPTURE(run, dlrm_tiny_train_b64, "dlrm", "tiny", 64, true)->Apply(configure);
+BENCHMARK_CAPTURE(run, resnet50_tiny_train_b8, "resnet50", "tiny", 8, true, kDefaults)
+    ->Apply(configure);
+BENCHMARK_CAPTURE(run, gpt_tiny_train_b8, "gpt", "tiny", 8, true, kDefaults)->Apply(configure);
+BENCHMARK_CAPTURE(run, dlrm_tiny_train_b64, "dlrm", "tiny", 64, true, kDefaults)->Apply(configure);
 
 }  // namespace
 }  // namespace tunebench
