@@ -18,7 +18,7 @@ DEB_PACKAGES=(
   build-essential cmake ninja-build pkg-config git clang clang-format
   libtorch-dev libgloo-dev
   libbenchmark-dev libgtest-dev libgmock-dev googletest
-  libsqlite3-dev sqlite3 libsqlitecpp-dev
+  libsqlite3-dev sqlite3 libsqlitecpp-dev libssl-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libboost-math-dev
   libjemalloc2 libjemalloc-dev libgoogle-perftools4 libgoogle-perftools-dev
   libomp-dev libomp5-14 numactl libnuma-dev

@@ -3,9 +3,19 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
+#include "harness/analysis.h"
 #include "harness/device.h"
+#include "harness/export.h"
+#include "harness/host.h"
+#include "harness/knobs.h"
+#include "harness/orchestrator.h"
+#include "harness/storage.h"
+#include "harness/suite.h"
+#include "harness/worker.h"
 #include "models/registry.h"
 
 namespace tunebench::cli {
@@ -91,6 +101,97 @@ int models_command(bool as_json, const std::string& model, const std::string& pr
   return 0;
 }
 
+// A database that does not exist yet is not created by a read-only command.
+storage::Database open_existing(const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    throw storage::StorageError(
+        path + " does not exist; run a suite first (tunebench run --suite suites/smoke.json)");
+  }
+  return storage::Database(path);
+}
+
+int show_command(const std::string& db_path, const std::string& which, bool as_json) {
+  const auto db = open_existing(db_path);
+  const auto report = analysis::analyze(db, storage::resolve_run(db, which));
+  if (as_json) {
+    std::cout << analysis::to_json(report).dump(2) << "\n";
+  } else {
+    std::cout << analysis::format_run(report);
+  }
+  return 0;
+}
+
+int list_command(const std::string& suites_dir) {
+  knobs::HostCaps host = knobs::probe_host();
+  host.cuda = device::cuda_unavailable_reason().empty();
+  host.cuda_reason = device::cuda_unavailable_reason();
+  fmt::print("Built against {}. Host: {} cores, {} NUMA node(s).\n\n", device::build_summary(),
+             host.cores, host.numa_nodes);
+  fmt::print("{:<20} {:<5} {:<16} {}\n", "knob", "where", "here", "change / why not");
+  for (const auto& k : knobs::catalog()) {
+    // Applicability on this host and build, for the first model and mode the knob is meant for.
+    const std::string model = k.models.empty() ? "resnet50" : k.models.front();
+    const Mode mode = k.modes.empty() ? Mode::infer : k.modes.front();
+    const std::string why = knobs::not_applicable_reason(k, model, mode, host);
+    fmt::print("{:<20} {:<5} {:<16} {}\n", k.id, k.where,
+               why.empty() ? "applicable" : "not applicable", why.empty() ? k.change : why);
+  }
+  fmt::print("\nSuites in {}/:\n", suites_dir);
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(suites_dir, ec)) {
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    try {
+      const auto s = suite::load(f.string(), host);
+      fmt::print("  {} ({}): {}\n", s.name, f.string(), s.description);
+      for (const auto& x : s.experiments) {
+        fmt::print("    {:<44} {} arms x {} processes{}\n", x.name, x.arms.size(), x.processes,
+                   x.not_applicable.empty() ? "" : "  not applicable: " + x.not_applicable);
+      }
+    } catch (const suite::SuiteError& e) {
+      fmt::print("  {}: invalid: {}\n", f.string(), e.what());
+    }
+  }
+  return 0;
+}
+
+int env_command(bool as_json) {
+  const auto state = host::host_state();
+  nlohmann::json out = {{"host", host::host_fingerprint()},
+                        {"software", host::software_fingerprint()},
+                        {"host_state", state.facts}};
+  out["host_state"]["warnings"] = state.warnings;
+  if (as_json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  for (const char* part : {"host", "software", "host_state"}) {
+    fmt::print("{}:\n", part);
+    for (const auto& [k, v] : out[part].items()) {
+      fmt::print("  {:<18} {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
+    }
+  }
+  return 0;
+}
+
+int export_command(const std::string& db_path, const std::string& which, const std::string& format,
+                   const std::string& output) {
+  const auto db = open_existing(db_path);
+  const std::string text = exporter::export_run(db, storage::resolve_run(db, which), format);
+  if (output.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream out(output, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + output);
+  std::cerr << "wrote " << output << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -114,6 +215,61 @@ int run(int argc, char** argv) {
   models_cmd->add_option("-o,--option", option_pairs,
                          "override a configuration field, key=value (e.g. -o row_cap=1000000)");
 
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+
+  orchestrator::RunOptions run_options;
+  run_options.command_line = command_line;
+  auto* run_cmd = app.add_subcommand(
+      "run",
+      "Run a suite: every experiment as interleaved off/on trials in fresh worker "
+      "processes, stored in the results database");
+  run_cmd->add_option("--suite", run_options.suite_path, "suite file, e.g. suites/smoke.json")
+      ->required();
+  run_cmd->add_option("--db", run_options.db_path, "results database")->capture_default_str();
+  run_cmd->add_option("--label", run_options.label, "a label for the run, e.g. nightly");
+  run_cmd->add_option("--filter", run_options.filter,
+                      "run only experiments whose name matches this regular expression");
+  run_cmd->add_flag("-q,--quiet", run_options.quiet, "print nothing but errors");
+
+  auto* worker_cmd = app.add_subcommand(
+      "worker", "Internal: run one trial given as JSON on stdin and print its result as JSON");
+
+  std::string db_path = "results/tunebench.sqlite", run_id = "latest";
+  bool show_json = false;
+  auto* show_cmd = app.add_subcommand(
+      "show",
+      "Show a run: per experiment the arms' medians and spread, the effect with its "
+      "interval and verdict, the claim, and the evidence that the settings took effect");
+  show_cmd->add_option("run", run_id, "run uuid (or a unique prefix) or 'latest'")
+      ->capture_default_str();
+  show_cmd->add_option("--db", db_path, "results database")->capture_default_str();
+  show_cmd->add_flag("--json", show_json, "print JSON");
+
+  std::string suites_dir = "suites";
+  auto* list_cmd = app.add_subcommand(
+      "list",
+      "List the catalog's knobs (whether each applies on this host and build, and why not) "
+      "and the suites with their experiments");
+  list_cmd->add_option("--suites", suites_dir, "folder of suite files")->capture_default_str();
+
+  bool env_json = false;
+  auto* env_cmd = app.add_subcommand(
+      "env", "Show this host's and this build's fingerprints and the host's state");
+  env_cmd->add_flag("--json", env_json, "print JSON");
+
+  std::string export_format = "json", export_out, export_run = "latest", export_db = db_path;
+  auto* export_cmd = app.add_subcommand(
+      "export",
+      "Export a run's samples as JSON, CSV, or Google Benchmark's JSON (for its compare.py)");
+  export_cmd->add_option("run", export_run, "run uuid (or a unique prefix) or 'latest'")
+      ->capture_default_str();
+  export_cmd->add_option("--db", export_db, "results database")->capture_default_str();
+  export_cmd->add_option("--format", export_format, "json, csv or gbench")
+      ->check(CLI::IsMember({"json", "csv", "gbench"}))
+      ->capture_default_str();
+  export_cmd->add_option("-o,--output", export_out, "write to this file instead of stdout");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -130,6 +286,16 @@ int run(int argc, char** argv) {
 
   try {
     if (models_cmd->parsed()) return models_command(as_json, model, preset, option_pairs);
+    if (worker_cmd->parsed()) return worker::main_worker();
+    if (run_cmd->parsed()) return orchestrator::run(run_options);
+    if (show_cmd->parsed()) return show_command(db_path, run_id, show_json);
+    if (list_cmd->parsed()) return list_command(suites_dir);
+    if (env_cmd->parsed()) return env_command(env_json);
+    if (export_cmd->parsed())
+      return export_command(export_db, export_run, export_format, export_out);
+  } catch (const storage::StorageError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return kExitBadInput;
   } catch (const models::InvalidSpec& e) {
     std::cerr << "tunebench: error: " << e.what() << "\n";
     return kExitBadInput;

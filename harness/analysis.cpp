@@ -1,0 +1,258 @@
+#include "harness/analysis.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "harness/knobs.h"
+
+namespace tunebench::analysis {
+
+using nlohmann::json;
+
+namespace {
+
+std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1 << 20)); }
+
+std::string ms(double seconds) {
+  if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
+  return fmt::format("{:.3g} ms", seconds * 1e3);
+}
+
+// The evidence a reader checks first, in one line.
+std::string evidence_line(const json& e) {
+  if (!e.is_object() || e.empty()) return "none";
+  std::vector<std::string> parts;
+  if (e.contains("torch_threads"))
+    parts.push_back(fmt::format("threads={}", e["torch_threads"].dump()));
+  if (e.contains("env") && e["env"].contains("OMP_NUM_THREADS")) {
+    parts.push_back("OMP_NUM_THREADS=" + e["env"]["OMP_NUM_THREADS"].get<std::string>());
+  }
+  if (e.contains("allocator")) parts.push_back("allocator=" + e["allocator"].get<std::string>());
+  if (e.contains("grad_mode_in_step"))
+    parts.push_back("grad_mode=" + std::string(e["grad_mode_in_step"] == true ? "on" : "off"));
+  if (e.contains("grads_defined_after_zero")) {
+    parts.push_back("grads_after_zero=" +
+                    std::string(e["grads_defined_after_zero"] == true ? "defined" : "none"));
+  }
+  if (e.contains("input_channels_last")) {
+    parts.push_back("channels_last=" +
+                    std::string(e["input_channels_last"] == true ? "yes" : "no"));
+  }
+  if (e.contains("cpu_affinity")) parts.push_back("cpus=" + e["cpu_affinity"].get<std::string>());
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : " ") + p;
+  return out;
+}
+
+}  // namespace
+
+RunReport analyze(const storage::Database& db, const std::string& run_uuid) {
+  RunReport report;
+  report.run = db.run(run_uuid);
+  report.not_applicable = report.run.record.suite.value("not_applicable", json::array());
+  const auto trials = db.trials(run_uuid);
+
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const storage::Database::StoredTrial*>> by_experiment;
+  for (const auto& t : trials) {
+    if (!by_experiment.count(t.spec.experiment)) order.push_back(t.spec.experiment);
+    by_experiment[t.spec.experiment].push_back(&t);
+  }
+  for (const auto& name : order) {
+    const auto& ts = by_experiment[name];
+    const TrialSpec& first = ts.front()->spec;
+    ExperimentReport x;
+    x.name = name;
+    x.knob = first.knob;
+    x.model = first.model.model;
+    x.preset = first.model.preset;
+    x.mode = to_string(first.mode);
+    x.batch = first.batch;
+    if (const knobs::Knob* k = knobs::find(first.knob)) {
+      x.claim = k->claim;
+      x.false_claim = k->false_claim;
+    }
+    // Arms in first-seen order; samples grouped by process.
+    std::vector<std::string> arm_order;
+    std::map<std::string, stats::Groups> time_groups, memory_groups;
+    std::map<std::string, ArmReport> arms;
+    std::map<std::string, std::vector<double>> rss, probes, faults;
+    for (const auto* t : ts) {
+      const std::string& arm = t->spec.arm;
+      if (!arms.count(arm)) {
+        arm_order.push_back(arm);
+        arms[arm].arm = arm;
+      }
+      ArmReport& a = arms[arm];
+      const auto& r = t->result;
+      if (r.status == "ok") {
+        ++a.ok;
+        if (a.evidence.is_null()) a.evidence = r.evidence;
+        time_groups[arm].push_back(r.sample_seconds);
+        memory_groups[arm].push_back({double(r.peak_rss_bytes)});
+        rss[arm].push_back(double(r.peak_rss_bytes));
+        probes[arm].push_back(r.probe_seconds);
+        faults[arm].push_back(r.page_faults_per_iteration);
+      } else {
+        (r.status == "failed" ? a.failed : a.invalid)++;
+        a.problems.push_back(
+            fmt::format("process {}: {}: {}", t->spec.process_index, r.status, r.error));
+      }
+    }
+    for (const auto& arm : arm_order) {
+      ArmReport& a = arms[arm];
+      if (a.ok > 0) {
+        std::vector<double> all;
+        for (const auto& g : time_groups[arm]) all.insert(all.end(), g.begin(), g.end());
+        if (!all.empty()) a.time = stats::summarize(all);
+        a.peak_rss_bytes = stats::median(rss[arm]);
+        a.probe_seconds = stats::median(probes[arm]);
+        a.page_faults_per_iteration = stats::median(faults[arm]);
+      }
+      x.arms.push_back(a);
+    }
+    const knobs::Knob* knob = knobs::find(x.knob);
+    auto add_effects = [&](const std::string& off, const std::string& on,
+                           const std::string& compared) {
+      if (arms[off].ok == 0 || arms[on].ok == 0) {
+        x.problem =
+            "no valid trial in arm " + (arms[off].ok == 0 ? off : on) + ": no effect computed";
+        return;
+      }
+      x.effects.push_back({"time", compared, stats::effect(time_groups[off], time_groups[on])});
+      if (knob && knob->memory_effect) {
+        x.effects.push_back(
+            {"peak memory", compared, stats::effect(memory_groups[off], memory_groups[on])});
+      }
+    };
+    if (x.knob == "factorial") {
+      const std::string base = arm_order.front();  // the all-off cell comes first
+      for (size_t i = 1; i < arm_order.size(); ++i)
+        add_effects(base, arm_order[i], arm_order[i] + " vs " + base);
+    } else if (arms.count("off") && arms.count("on")) {
+      add_effects("off", "on", "on vs off");
+    } else {
+      x.problem = "an arm has no trials";
+    }
+    report.experiments.push_back(std::move(x));
+  }
+  return report;
+}
+
+std::string format_run(const RunReport& report) {
+  const auto& r = report.run.record;
+  std::string out;
+  out += fmt::format("run {}  suite {}  label '{}'  {}\n", r.uuid, r.suite_name, r.label,
+                     report.run.status);
+  out += fmt::format("started {}  ended {}  git {}\n", r.started_at,
+                     report.run.ended_at.empty() ? "-" : report.run.ended_at,
+                     r.git_revision.substr(0, 12));
+  out += fmt::format("host {} ({}, {} cores, {} NUMA node(s))  software {}\n",
+                     r.host.value("hostname", "?"), r.host.value("cpu_model", "?"),
+                     r.host.value("cores", 0), r.host.value("numa_nodes", 0),
+                     r.software.value("libtorch_build", "?"));
+  if (!r.host_quiet) {
+    out += "host was not quiet at the start:";
+    for (const auto& w : r.host_state.value("warnings", json::array()))
+      out += " " + w.get<std::string>() + ";";
+    out += "\n";
+  }
+  out +=
+      "effects are ratios on/off of the median (time per iteration, peak RSS): < 1 means the knob "
+      "reduces it; [95% hierarchical bootstrap interval]\n";
+  for (const auto& x : report.experiments) {
+    out += fmt::format("\n{}  ({} {} {}, batch {})\n", x.name, x.model, x.preset, x.mode, x.batch);
+    if (!x.claim.empty()) out += "  claim: " + x.claim + "\n";
+    if (!x.false_claim.empty()) out += "  false claim in the sources: " + x.false_claim + "\n";
+    for (const auto& a : x.arms) {
+      if (a.ok > 0) {
+        out += fmt::format(
+            "  {:<10} median {:>9} MAD {:>9} CV {:>5.1f}%  n={:<3} peak RSS {:>10}  faults/it "
+            "{:>8.0f}  probe {}\n",
+            a.arm, ms(a.time.median), ms(a.time.mad), 100 * a.time.cv, a.time.n,
+            mib(a.peak_rss_bytes), a.page_faults_per_iteration, ms(a.probe_seconds));
+      } else {
+        out += fmt::format("  {:<10} no valid trial\n", a.arm);
+      }
+      if (a.failed || a.invalid) {
+        out +=
+            fmt::format("  {:<10} {} ok, {} failed, {} invalid\n", "", a.ok, a.failed, a.invalid);
+        for (const auto& p : a.problems) out += "             " + p + "\n";
+      }
+      out += fmt::format("  {:<10} evidence: {}\n", "", evidence_line(a.evidence));
+    }
+    for (const auto& e : x.effects) {
+      out += fmt::format("  effect on {}: {}  {}\n", e.metric, stats::format_effect(e.effect),
+                         x.knob == "factorial" ? "(" + e.compared + ")" : "");
+      if (!e.effect.note.empty()) out += "    note: " + e.effect.note + "\n";
+    }
+    if (!x.problem.empty()) out += "  " + x.problem + "\n";
+  }
+  if (!report.not_applicable.empty()) {
+    out += "\nnot applicable here:\n";
+    for (const auto& na : report.not_applicable) {
+      out += fmt::format("  {}: {}\n", na["experiment"].get<std::string>(),
+                         na["reason"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+json to_json(const RunReport& report) {
+  json experiments = json::array();
+  for (const auto& x : report.experiments) {
+    json arms = json::array(), effects = json::array();
+    for (const auto& a : x.arms) {
+      arms.push_back({{"arm", a.arm},
+                      {"ok", a.ok},
+                      {"failed", a.failed},
+                      {"invalid", a.invalid},
+                      {"median_seconds", a.ok ? json(a.time.median) : json()},
+                      {"mad_seconds", a.ok ? json(a.time.mad) : json()},
+                      {"cv", a.ok ? json(a.time.cv) : json()},
+                      {"samples", a.ok ? a.time.n : 0},
+                      {"peak_rss_bytes", a.peak_rss_bytes},
+                      {"page_faults_per_iteration", a.page_faults_per_iteration},
+                      {"probe_seconds", a.probe_seconds},
+                      {"evidence", a.evidence},
+                      {"problems", a.problems}});
+    }
+    for (const auto& e : x.effects) {
+      auto num = [](double v) { return std::isfinite(v) ? json(v) : json(); };
+      effects.push_back({{"metric", e.metric},
+                         {"compared", e.compared},
+                         {"ratio", num(e.effect.ratio)},
+                         {"lo", num(e.effect.lo)},
+                         {"hi", num(e.effect.hi)},
+                         {"confidence", e.effect.confidence},
+                         {"verdict", stats::to_string(e.effect.verdict)},
+                         {"note", e.effect.note}});
+    }
+    experiments.push_back({{"name", x.name},
+                           {"knob", x.knob},
+                           {"model", x.model},
+                           {"preset", x.preset},
+                           {"mode", x.mode},
+                           {"batch", x.batch},
+                           {"claim", x.claim},
+                           {"false_claim", x.false_claim},
+                           {"arms", arms},
+                           {"effects", effects},
+                           {"problem", x.problem}});
+  }
+  const auto& r = report.run.record;
+  return {{"run", r.uuid},
+          {"suite", r.suite_name},
+          {"label", r.label},
+          {"status", report.run.status},
+          {"started_at", r.started_at},
+          {"ended_at", report.run.ended_at},
+          {"host", r.host},
+          {"software", r.software},
+          {"host_state", r.host_state},
+          {"experiments", experiments},
+          {"not_applicable", report.not_applicable}};
+}
+
+}  // namespace tunebench::analysis

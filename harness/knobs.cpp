@@ -1,0 +1,362 @@
+#include "harness/knobs.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace tunebench::knobs {
+
+using nlohmann::json;
+
+namespace {
+
+Knob entry(std::string id, std::string group, std::string change, std::string where,
+           std::string claim) {
+  Knob k;
+  k.id = std::move(id);
+  k.group = std::move(group);
+  k.change = std::move(change);
+  k.where = std::move(where);
+  k.claim = std::move(claim);
+  k.off = false;
+  k.on = true;
+  return k;
+}
+
+std::vector<Knob> make_catalog() {
+  const std::string exec = "execution mode and autograd", kern = "kernels, layout and precision",
+                    host = "host, threads and memory", dist = "distributed";
+  std::vector<Knob> c;
+  auto add = [&](Knob k) -> Knob& { return c.emplace_back(std::move(k)); };
+
+  Knob& no_grad = add(entry("no_grad", exec, "grad-enabled forward → forward under no-grad", "both",
+                            "faster and less memory (000)"));
+  no_grad.implemented = true;
+  no_grad.modes = {Mode::infer};
+  no_grad.memory_effect = true;
+  add(entry("inference_mode", exec, "no-grad → inference mode", "both",
+            "(beyond the documents: the stricter mode)"))
+      .modes = {Mode::infer};
+  Knob& zero = add(entry("zero_grad_none", exec, "zero gradients in place → set them to none",
+                         "both", "fewer memory operations (000)"));
+  zero.implemented = true;
+  zero.modes = {Mode::train};
+  add(entry("conv_bias_off", exec, "conv with bias before batch norm → without", "both",
+            "bias is redundant before BN (000)"))
+      .models = {"resnet50"};
+  add(entry("anomaly_off", exec, "anomaly detection on → off", "both",
+            "debugging APIs slow training (000)"))
+      .modes = {Mode::train};
+  add(entry("profiler_off", exec, "autograd profiler recording → not", "both",
+            "profiling and debugging APIs slow execution (000)"));
+  Knob& ckpt =
+      add(entry("checkpoint", exec, "store all activations → recompute blocks in backward", "both",
+                "50-70 % less memory for ~20 % more time (001); selective checkpointing "
+                "cuts peak 40 % (004)"));
+  ckpt.models = {"resnet50", "gpt"};
+  ckpt.modes = {Mode::train};
+  ckpt.memory_effect = true;
+  Knob& inplace = add(entry("inplace_act", exec, "out-of-place activations → in-place (relu_)",
+                            "both", "saves memory (001)"));
+  inplace.models = {"resnet50"};
+  inplace.memory_effect = true;
+  inplace.false_claim =
+      "001 says an in-place update such as x = x + y breaks autograd: it does not (autograd "
+      "checks versions and the tests train with in-place residual adds)";
+  Knob& accum =
+      add(entry("grad_accum", exec, "batch B → B/k micro-batches × k, gradients accumulated",
+                "both", "larger effective batch within memory (001)"));
+  accum.models = {"gpt", "resnet50"};
+  accum.modes = {Mode::train};
+  accum.memory_effect = true;
+  Knob& prealloc = add(entry("preallocate", exec,
+                             "variable sequence lengths as they come → one max-length step first",
+                             "both", "avoids re-allocation and fragmentation (000)"));
+  prealloc.models = {"gpt"};
+  prealloc.memory_effect = true;
+
+  add(entry(
+      "jit_fusion", kern, "eager pointwise chain → TorchScript-fused", "both",
+      "fusion amortises memory traffic and launches (000); compile 1.2-2x (001), 2.5x (004)"));
+  add(entry("builtin_ops", kern, "hand-written LayerNorm / GELU / attention → built-in fused ops",
+            "both", "built-in fused kernels are faster (004)"))
+      .models = {"gpt"};
+  add(entry("flash_attention", kern, "math attention → fused/flash attention", "both",
+            "up to 40 % faster (004)"))
+      .models = {"gpt"};
+  Knob& mask =
+      add(entry("causal_mask_fly", kern, "causal mask stored as a buffer → made on the fly", "both",
+                "less memory, matters at long context (004)"));
+  mask.models = {"gpt"};
+  mask.memory_effect = true;
+  Knob& cl = add(entry("channels_last", kern, "NCHW → NHWC model and input", "both",
+                       "faster, with AMP on tensor cores (000)"));
+  cl.implemented = true;
+  cl.models = {"resnet50"};
+  add(entry("amp", kern, "fp32 → autocast fp16 with loss scaling (CUDA) / bf16", "both",
+            "up to 3x (000, 001), bf16 3x (004)"));
+  add(entry("tf32", kern, "fp32 matmul → TF32", "cuda", "tensor cores (004)"));
+  add(entry("dims_mult8", kern, "odd sizes → sizes padded to multiples of 8", "both",
+            "tensor cores need multiples of 8 (000)"))
+      .models = {"gpt"};
+  add(entry("vocab_pad", kern, "vocab 50257 → 50304 (next multiple of 64)", "both",
+            "~10 % faster (004)"))
+      .models = {"gpt"};
+  Knob& cudnn =
+      add(entry("cudnn_benchmark", kern, "cuDNN autotuner off → on (static and varying shapes)",
+                "cuda", "helps static shapes, can hurt varying ones (000, 002)"));
+  cudnn.models = {"resnet50"};
+  cudnn.false_claim = "002's conv(x, algo=...) does not exist in any PyTorch API";
+  add(entry("fused_adamw", kern, "per-parameter AdamW → fused / multi-tensor AdamW", "both",
+            "5-10 % faster (004)"))
+      .modes = {Mode::train};
+  add(entry("quantize_linear", kern, "fp32 Linear → dynamically quantized int8 Linear", "cpu",
+            "partial quantization saves memory (004)"))
+      .modes = {Mode::infer};
+  Knob& freeze =
+      add(entry("freeze_script", kern, "eager module → scripted, frozen, optimised for inference",
+                "both", "TorchScript for deployment (001)"));
+  freeze.models = {"resnet50"};
+  freeze.modes = {Mode::infer};
+
+  Knob& threads =
+      add(entry("omp_threads", host, "OMP_NUM_THREADS and intra-op threads: 1 → all cores", "cpu",
+                "the easiest switch (000)"));
+  threads.implemented = true;
+  threads.phase = Phase::process_start;
+  threads.off = 1;
+  threads.on = "all";  // resolved to the host's cores when the suite is expanded
+  add(entry("omp_affinity", host,
+            "unbound → OMP_PROC_BIND=CLOSE, OMP_SCHEDULE=STATIC, GOMP_CPU_AFFINITY", "cpu",
+            "pinning threads steadies and speeds execution (000)"))
+      .phase = Phase::process_start;
+  add(entry("omp_runtime", host, "GNU libgomp → LLVM libomp preloaded", "cpu",
+            "sometimes faster (000)"))
+      .phase = Phase::process_start;
+  Knob& alloc =
+      add(entry("allocator", host, "glibc malloc → jemalloc (or tcmalloc, jemalloc without decay)",
+                "cpu", "reuses memory, fewer system calls (000)"));
+  alloc.implemented = true;
+  alloc.phase = Phase::process_start;
+  alloc.off = "glibc";
+  alloc.on = "jemalloc";
+  alloc.memory_effect = true;
+  add(entry("malloc_tunables", host, "glibc defaults → glibc told to keep freed memory", "cpu",
+            "(beyond the documents: the cheapest fix for allocator page-fault storms)"))
+      .phase = Phase::process_start;
+  add(entry("numa_bind", host, "unbound → numactl --cpunodebind=N --membind=N", "cpu",
+            "avoid cross-socket traffic (000)"))
+      .phase = Phase::process_start;
+  add(entry("multi_instance", host, "one process with all cores → one instance per core group",
+            "cpu", "raises throughput (000)"))
+      .modes = {Mode::infer};
+  add(entry("empty_cache", host, "empty_cache() every step → only in idle windows", "cuda",
+            "(004)"));
+  add(entry("pinned_memory", host, "pageable host batches → pinned + non-blocking copies", "cuda",
+            "faster host-to-device transfer (001, 004)"));
+  add(entry("on_device_alloc", host, "create on CPU then .to(cuda) → create on the device", "cuda",
+            "(000)"));
+  add(entry("avoid_sync", host, "host sync every step → none", "cuda", "(000)")).modes = {
+      Mode::train};
+  add(entry("cuda_graphs", host, "eager launches → captured graph replay", "cuda",
+            "\"reduce-overhead\" (001)"));
+  add(entry("streams_overlap", host, "copies and compute on one stream → copy stream overlapped",
+            "cuda", "reduces idle time (004)"));
+  add(entry("dataloader_workers", host, "0 workers → N workers (and prefetch)", "both",
+            "data loading is often the bottleneck (001)"))
+      .models = {"resnet50"};
+  add(entry("ddp_scaling", dist, "1 process → N processes data-parallel", "both",
+            "2 GPUs ~1.8x, 4 ~3.5x (001)"))
+      .modes = {Mode::train};
+  add(entry("ddp_no_sync", dist, "all-reduce every micro-batch → only on the last", "both",
+            "skip unnecessary all-reduce (000)"))
+      .modes = {Mode::train};
+  return c;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+const std::vector<std::string> kAllocators{"glibc", "jemalloc", "jemalloc_nodecay", "tcmalloc"};
+
+}  // namespace
+
+const std::vector<Knob>& catalog() {
+  static const std::vector<Knob> knobs = make_catalog();
+  return knobs;
+}
+
+const Knob* find(const std::string& id) {
+  for (const auto& k : catalog()) {
+    if (k.id == id) return &k;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> nearest(const std::string& id, size_t n) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& k : catalog()) scored.emplace_back(edit_distance(id, k.id), k.id);
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+HostCaps probe_host() {
+  HostCaps caps;
+  caps.cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  caps.numa_nodes = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/devices/system/node", ec)) {
+    const std::string name = e.path().filename();
+    if (name.rfind("node", 0) == 0 && name.size() > 4 && isdigit(name[4])) ++caps.numa_nodes;
+  }
+  caps.numa_nodes = std::max(1, caps.numa_nodes);
+  return caps;
+}
+
+std::string not_applicable_reason(const Knob& knob, const std::string& model, Mode mode,
+                                  const HostCaps& host) {
+  if (!knob.implemented) return "not implemented yet";
+  if (!knob.models.empty() &&
+      std::find(knob.models.begin(), knob.models.end(), model) == knob.models.end()) {
+    std::string list;
+    for (const auto& m : knob.models) list += (list.empty() ? "" : ", ") + m;
+    return fmt::format("applies to {} only, not {}", list, model);
+  }
+  if (!knob.modes.empty() &&
+      std::find(knob.modes.begin(), knob.modes.end(), mode) == knob.modes.end()) {
+    return fmt::format("applies to {} only, not {}", to_string(knob.modes.front()),
+                       to_string(mode));
+  }
+  if (knob.where == "cuda" && !host.cuda) return "needs a CUDA device: " + host.cuda_reason;
+  if (knob.id == "omp_threads" && host.cores < 2) return "this host has 1 core: nothing to sweep";
+  if (knob.id == "allocator" && !allocator_library("jemalloc")) {
+    return "jemalloc is not installed (libjemalloc2)";
+  }
+  return "";
+}
+
+void validate_value(const Knob& knob, const json& value) {
+  if (knob.id == "omp_threads") {
+    if (value == "all") return;
+    if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 4096) {
+      throw std::invalid_argument("must be a thread count from 1 to 4096 or \"all\"");
+    }
+    return;
+  }
+  if (knob.id == "allocator") {
+    if (!value.is_string() || std::find(kAllocators.begin(), kAllocators.end(),
+                                        value.get<std::string>()) == kAllocators.end()) {
+      throw std::invalid_argument(
+          "must be one of \"glibc\", \"jemalloc\", \"jemalloc_nodecay\", \"tcmalloc\"");
+    }
+    if (!allocator_library(value.get<std::string>()) && value != "glibc") {
+      throw std::invalid_argument("names an allocator that is not installed on this host");
+    }
+    return;
+  }
+  if (!value.is_boolean()) throw std::invalid_argument("must be true or false");
+}
+
+json base_settings(const HostCaps& host) {
+  return {{"omp_threads", host.cores}, {"allocator", "glibc"}};
+}
+
+std::optional<std::string> allocator_library(const std::string& allocator) {
+  static const std::map<std::string, std::string> paths{
+      {"jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"},
+      {"jemalloc_nodecay", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"},
+      {"tcmalloc", "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4"}};
+  auto it = paths.find(allocator);
+  if (it == paths.end() || !std::filesystem::exists(it->second)) return std::nullopt;
+  return it->second;
+}
+
+ProcessSetup process_setup(const json& settings) {
+  ProcessSetup setup;
+  if (settings.contains("omp_threads")) {
+    const std::string n = std::to_string(settings["omp_threads"].get<int64_t>());
+    setup.env["OMP_NUM_THREADS"] = n;
+    setup.env["MKL_NUM_THREADS"] = n;
+    setup.env["OPENBLAS_NUM_THREADS"] = "1";  // LibTorch calls BLAS from its own threads
+  }
+  if (settings.contains("allocator")) {
+    const std::string allocator = settings["allocator"];
+    if (auto lib = allocator_library(allocator)) setup.preload.push_back(*lib);
+    // jemalloc 5.3's defaults return large frees at once and fault them back in (CATALOG.md).
+    if (allocator == "jemalloc_nodecay")
+      setup.env["MALLOC_CONF"] = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
+  }
+  return setup;
+}
+
+std::vector<std::string> check_evidence(const json& settings, Mode mode, const json& evidence) {
+  std::vector<std::string> wrong;
+  auto says = [&](const char* key) { return evidence.contains(key) ? evidence[key] : json(); };
+  for (const auto& [id, value] : settings.items()) {
+    if (id == "omp_threads") {
+      const int64_t n = value.get<int64_t>();
+      if (says("torch_threads") != n) {
+        wrong.push_back(fmt::format("omp_threads={} but the worker ran {} intra-op threads", n,
+                                    says("torch_threads").dump()));
+      }
+      const json env = says("env");
+      if (!env.is_object() || env.value("OMP_NUM_THREADS", "") != std::to_string(n)) {
+        wrong.push_back(
+            fmt::format("omp_threads={} but the worker's OMP_NUM_THREADS was {}", n,
+                        env.is_object() ? env.value("OMP_NUM_THREADS", "unset") : "unknown"));
+      }
+    } else if (id == "allocator") {
+      std::string expected = value.get<std::string>();
+      if (expected == "jemalloc_nodecay") expected = "jemalloc";
+      if (says("allocator") != expected) {
+        wrong.push_back(fmt::format("allocator={} but the worker had {} mapped",
+                                    value.get<std::string>(), says("allocator").dump()));
+      }
+    } else if (id == "no_grad" && mode == Mode::infer) {
+      if (says("grad_mode_in_step") != !value.get<bool>()) {
+        wrong.push_back(fmt::format("no_grad={} but grad mode in the measured step was {}",
+                                    value.dump(), says("grad_mode_in_step").dump()));
+      }
+    } else if (id == "zero_grad_none" && mode == Mode::train) {
+      if (says("grads_defined_after_zero") != !value.get<bool>()) {
+        wrong.push_back(
+            fmt::format("zero_grad_none={} but gradients after zeroing were {}", value.dump(),
+                        says("grads_defined_after_zero") == true ? "defined" : "undefined"));
+      }
+    } else if (id == "channels_last") {
+      if (says("input_channels_last") != value || says("weight_channels_last") != value) {
+        wrong.push_back(fmt::format(
+            "channels_last={} but input/first conv weight channels-last were {}/{}", value.dump(),
+            says("input_channels_last").dump(), says("weight_channels_last").dump()));
+      }
+    }
+  }
+  return wrong;
+}
+
+double guard_tolerance(const std::string& knob_id) {
+  // fp32 knobs change only the order of floating-point sums (threads, layout, allocator).
+  if (knob_id == "amp" || knob_id == "quantize_linear") return 5e-2;
+  return 1e-3;
+}
+
+}  // namespace tunebench::knobs

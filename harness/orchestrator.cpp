@@ -1,0 +1,330 @@
+#include "harness/orchestrator.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <random>
+
+#include "harness/host.h"
+#include "harness/knobs.h"
+#include "harness/storage.h"
+#include "harness/suite.h"
+
+namespace tunebench::orchestrator {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kStderrTail = 4096;
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string new_uuid() {
+  std::random_device rd;
+  std::mt19937_64 gen((uint64_t(rd()) << 32) ^ rd() ^
+                      uint64_t(Clock::now().time_since_epoch().count()));
+  uint64_t hi = gen(), lo = gen();
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;              // version 4
+  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);  // variant 1
+  const std::string h = fmt::format("{:016x}{:016x}", hi, lo);
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
+         "-" + h.substr(20);
+}
+
+std::string duration(double s) {
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  return fmt::format("{}m{:02d}s", int(s) / 60, int(s) % 60);
+}
+
+// The environment a worker gets: a few variables a process needs, and the knobs' own.
+std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup& setup) {
+  std::map<std::string, std::string> env;
+  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "LD_LIBRARY_PATH"}) {
+    if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  if (!env.count("PATH")) env["PATH"] = "/usr/bin:/bin";
+  for (const auto& [k, v] : setup.env) env[k] = v;
+  std::string preload;
+  for (const auto& lib : setup.preload) preload += (preload.empty() ? "" : ":") + lib;
+  if (!preload.empty()) env["LD_PRELOAD"] = preload;
+  return env;
+}
+
+TrialResult interpret(const WorkerOutcome& w, const TrialSpec& spec) {
+  TrialResult r;
+  auto failed = [&](const std::string& why) {
+    r.status = "failed";
+    r.error = why;
+    r.worker_stderr = w.err_tail;
+    return r;
+  };
+  if (w.timed_out)
+    return failed(
+        fmt::format("timed out after {:.0f} s; its process group was killed", spec.timeout_s));
+  json parsed = json::parse(w.out, nullptr, /*allow_exceptions=*/false);
+  if (w.signal) {
+    return failed(fmt::format("worker killed by signal {} ({})", w.signal, strsignal(w.signal)));
+  }
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return failed(fmt::format("worker exited with code {} and printed no result{}", w.exit_code,
+                              w.out.empty() ? "" : ": " + w.out.substr(0, 200)));
+  }
+  try {
+    r = trial_result_from_json(parsed);
+  } catch (const std::exception& e) {
+    return failed(std::string("worker printed a malformed result: ") + e.what());
+  }
+  r.worker_stderr = w.err_tail;
+  if (w.exit_code != 0 && r.status == "ok")
+    return failed(fmt::format("worker exited with code {}", w.exit_code));
+  return r;
+}
+
+volatile sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+
+}  // namespace
+
+std::string self_executable() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) throw std::runtime_error("cannot resolve /proc/self/exe");
+  return std::string(buf, size_t(n));
+}
+
+WorkerOutcome spawn(const std::vector<std::string>& argv,
+                    const std::map<std::string, std::string>& env, const std::string& input,
+                    double timeout_s) {
+  WorkerOutcome w;
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+    throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+  }
+  // Everything execve needs is built before fork: the child only calls async-signal-safe functions.
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> cargv, cenv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const auto& e : env_strings) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+
+  const auto start = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
+  if (pid == 0) {
+    setpgid(0, 0);  // its own process group, so a timeout kills everything it started
+    dup2(in[0], STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    execve(cargv[0], cargv.data(), cenv.data());
+    const char msg[] = "tunebench: execve of the worker failed\n";
+    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  // The trial is small (≪ a pipe buffer); a worker that died early gives EPIPE, ignored here.
+  (void)!write(in[1], input.data(), input.size());
+  close(in[1]);
+
+  std::string err_text;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  const auto deadline = start + std::chrono::duration<double>(timeout_s);
+  char buf[65536];
+  while (open_fds > 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      w.timed_out = true;
+      break;
+    }
+    const int ready = poll(fds, 2, int(std::min<long long>(left, 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    for (auto& f : fds) {
+      if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = read(f.fd, buf, sizeof(buf));
+      if (n <= 0) {
+        close(f.fd);
+        f.fd = -1;
+        --open_fds;
+        continue;
+      }
+      std::string& target = (f.fd == out[0]) ? w.out : err_text;
+      target.append(buf, size_t(n));
+      if (&target == &err_text && err_text.size() > 4 * kStderrTail) {
+        err_text.erase(0, err_text.size() - kStderrTail);
+      }
+    }
+  }
+  int status = 0;
+  if (w.timed_out) kill(-pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  kill(-pid, SIGKILL);  // anything the worker left behind in its group
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  if (WIFEXITED(status)) w.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) w.signal = WTERMSIG(status);
+  if (err_text.size() > kStderrTail) err_text.erase(0, err_text.size() - kStderrTail);
+  w.err_tail = err_text;
+  w.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return w;
+}
+
+int run(const RunOptions& options) {
+  const knobs::HostCaps caps = knobs::probe_host();
+  suite::Suite suite;
+  std::vector<TrialSpec> trials;
+  try {
+    suite = suite::load(options.suite_path, caps);
+    trials = suite::expand(suite, options.filter, caps);
+  } catch (const suite::SuiteError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\nNothing was run or written.\n";
+    return 2;
+  }
+  std::unique_ptr<storage::Database> db;
+  try {
+    db = std::make_unique<storage::Database>(options.db_path);
+  } catch (const storage::StorageError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return 2;
+  }
+
+  RunRecord run;
+  run.uuid = new_uuid();
+  run.suite_name = suite.name;
+  run.suite_hash = suite.hash;
+  json not_applicable = json::array();
+  for (const auto& x : suite.experiments) {
+    if (!x.not_applicable.empty())
+      not_applicable.push_back({{"experiment", x.name}, {"reason", x.not_applicable}});
+  }
+  run.suite = {{"path", suite.path},
+               {"suite", suite.json},
+               {"not_applicable", not_applicable},
+               {"filter", options.filter}};
+  run.label = options.label;
+  run.git_revision = host::git_revision();
+  run.command_line = options.command_line;
+  run.started_at = now_iso8601();
+  run.host = host::host_fingerprint();
+  run.software = host::software_fingerprint();
+  const host::HostState state = host::host_state();
+  run.host_state = state.facts;
+  run.host_state["warnings"] = state.warnings;
+  run.host_quiet = state.warnings.empty();
+  for (auto& t : trials) t.run_uuid = run.uuid;
+  db->begin_run(run);
+
+  const bool tty = isatty(STDERR_FILENO) && !options.quiet;
+  auto say = [&](const std::string& line) {
+    if (!options.quiet) std::cerr << (tty ? "\r\033[K" : "") << line << "\n";
+  };
+  say(fmt::format("run {} of suite {} ({} trials, {} not applicable) into {}", run.uuid, suite.name,
+                  trials.size(), not_applicable.size(), options.db_path));
+  for (const auto& w : state.warnings) say("warning: host is not quiet: " + w);
+  for (const auto& na : not_applicable) {
+    say(fmt::format("not applicable: {}: {}", na["experiment"].get<std::string>(),
+                    na["reason"].get<std::string>()));
+  }
+
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const std::string exe = self_executable();
+  std::map<std::string, double> guard_reference;  // experiment -> first ok check value
+  int failed = 0, invalid = 0;
+  const auto start = Clock::now();
+  for (size_t i = 0; i < trials.size() && !g_interrupted; ++i) {
+    const TrialSpec& t = trials[i];
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double eta = i ? elapsed / double(i) * double(trials.size() - i) : 0;
+    if (tty) {
+      std::cerr << fmt::format("\r\033[Ktrial {}/{} {} [{}] elapsed {} eta {}", i + 1,
+                               trials.size(), t.experiment, t.arm, duration(elapsed),
+                               i ? duration(eta) : "?")
+                << std::flush;
+    }
+    const auto setup = knobs::process_setup(t.settings);
+    const WorkerOutcome w =
+        spawn({exe, "worker"}, worker_environment(setup), to_json(t).dump(), t.timeout_s);
+    TrialResult r = interpret(w, t);
+    if (r.status == "ok") {
+      const auto wrong = knobs::check_evidence(t.settings, t.mode, r.evidence);
+      if (!wrong.empty()) {
+        r.status = "invalid";
+        for (const auto& why : wrong) r.error += (r.error.empty() ? "" : "; ") + why;
+      }
+    }
+    if (r.status == "ok") {
+      auto [it, first] = guard_reference.emplace(t.experiment, r.check_value);
+      const double tolerance = knobs::guard_tolerance(t.knob);
+      const double diff =
+          std::abs(r.check_value - it->second) / std::max(std::abs(it->second), 1e-12);
+      if (!first && diff > tolerance) {
+        r.status = "invalid";
+        r.error = fmt::format(
+            "correctness guard: this arm computes {:.6g}, the experiment's first trial "
+            "{:.6g} (relative difference {:.2g} > tolerance {:.2g})",
+            r.check_value, it->second, diff, tolerance);
+      }
+    }
+    if (r.status == "failed") ++failed;
+    if (r.status == "invalid") ++invalid;
+    try {
+      db->store_trial(run.uuid, t, r);
+    } catch (const storage::StorageError& e) {
+      std::cerr << "\ntunebench: error: storing trial " << i + 1 << ": " << e.what() << "\n";
+      db->finish_run(run.uuid, "failed", now_iso8601());
+      return 1;
+    }
+    if (!tty && !options.quiet) {
+      const double median_ms =
+          r.items_per_second > 0 ? 1e3 * double(t.batch) / r.items_per_second : 0;
+      say(fmt::format("trial {}/{} {} [{}] {}{}", i + 1, trials.size(), t.experiment, t.arm,
+                      r.status,
+                      r.status == "ok" ? fmt::format(": median {:.3g} ms/iteration", median_ms)
+                                       : ": " + r.error));
+    } else if (r.status != "ok") {
+      say(fmt::format("trial {}/{} {} [{}] {}: {}", i + 1, trials.size(), t.experiment, t.arm,
+                      r.status, r.error));
+    }
+  }
+  const std::string status = g_interrupted         ? "interrupted"
+                             : (failed || invalid) ? "completed with failures"
+                                                   : "completed";
+  db->finish_run(run.uuid, status, now_iso8601());
+  if (tty) std::cerr << "\r\033[K";
+  say(fmt::format("run {} {}: {} trials, {} failed, {} invalid, in {}", run.uuid, status,
+                  trials.size(), failed, invalid,
+                  duration(std::chrono::duration<double>(Clock::now() - start).count())));
+  say("see: tunebench show " + run.uuid.substr(0, 8) + " --db " + options.db_path);
+  return status == "completed" ? 0 : 1;
+}
+
+}  // namespace tunebench::orchestrator

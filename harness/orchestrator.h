@@ -1,0 +1,43 @@
+// `tunebench run`: expands a suite into trials, runs each in a fresh `tunebench worker` process
+// (execve with an explicit argv and environment, never a shell), checks what comes back
+// (evidence, correctness guard) and stores every trial in its own transaction.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tunebench::orchestrator {
+
+struct RunOptions {
+  std::string suite_path;
+  std::string db_path = "results/tunebench.sqlite";
+  std::string label;
+  std::string filter;
+  bool quiet = false;
+  std::string command_line;
+};
+
+// Exit codes: 0 every trial ok; 1 the run completed with failed or invalid trials (or could not
+// write); 2 bad input (suite, filter, database refused) — then nothing was written.
+int run(const RunOptions& options);
+
+// One worker process's outcome.
+struct WorkerOutcome {
+  std::string out;         // everything it wrote on stdout
+  std::string err_tail;    // the last few KiB of stderr
+  int exit_code = -1;      // when it exited
+  int signal = 0;          // when a signal ended it
+  bool timed_out = false;  // killed (whole process group) after the timeout
+  double seconds = 0;
+};
+// Starts `argv` (argv[0] an absolute path) with exactly `env`, writes `input` to its stdin, and
+// collects its output until it exits or `timeout_s` passes.
+WorkerOutcome spawn(const std::vector<std::string>& argv,
+                    const std::map<std::string, std::string>& env, const std::string& input,
+                    double timeout_s);
+
+// The absolute path of the running executable.
+std::string self_executable();
+
+}  // namespace tunebench::orchestrator

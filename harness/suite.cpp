@@ -1,0 +1,297 @@
+#include "harness/suite.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace tunebench::suite {
+
+using nlohmann::json;
+
+namespace {
+
+struct Context {
+  std::string path;
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw SuiteError(fmt::format("{}: {}: {}", path, where.empty() ? "/" : where, what));
+  }
+};
+
+std::string short_dump(const json& v) {
+  std::string s = v.dump();
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+template <class T>
+T number(const Context& ctx, const json& obj, const std::string& where, const char* key, T fallback,
+         T min_value, T max_value) {
+  if (!obj.contains(key)) return fallback;
+  const json& v = obj[key];
+  const bool ok = std::is_integral_v<T> ? v.is_number_integer() : v.is_number();
+  if (!ok || v.get<double>() < double(min_value) || v.get<double>() > double(max_value)) {
+    ctx.fail(where + "/" + key, fmt::format("must be {} from {} to {}, got {}",
+                                            std::is_integral_v<T> ? "an integer" : "a number",
+                                            min_value, max_value, short_dump(v)));
+  }
+  return v.get<T>();
+}
+
+std::string text(const Context& ctx, const json& obj, const std::string& where, const char* key,
+                 const std::string& fallback, bool required) {
+  if (!obj.contains(key)) {
+    if (required) ctx.fail(where, fmt::format("missing \"{}\"", key));
+    return fallback;
+  }
+  if (!obj[key].is_string() || obj[key].get<std::string>().empty()) {
+    ctx.fail(where + "/" + key, "must be a non-empty string, got " + short_dump(obj[key]));
+  }
+  return obj[key];
+}
+
+void only_keys(const Context& ctx, const json& obj, const std::string& where,
+               const std::vector<std::string>& allowed) {
+  for (const auto& [key, value] : obj.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      ctx.fail(where + "/" + key, fmt::format("unknown field \"{}\"; valid fields: {}", key, list));
+    }
+  }
+}
+
+const knobs::Knob& knob_of(const Context& ctx, const json& id, const std::string& where) {
+  if (!id.is_string()) ctx.fail(where, "must be a catalog id (a string), got " + short_dump(id));
+  const knobs::Knob* k = knobs::find(id);
+  if (!k) {
+    std::string near;
+    for (const auto& n : knobs::nearest(id)) near += (near.empty() ? "" : ", ") + n;
+    ctx.fail(where,
+             fmt::format("unknown knob \"{}\"; nearest catalog ids: {} (tunebench list shows all)",
+                         id.get<std::string>(), near));
+  }
+  return *k;
+}
+
+json checked_settings(const Context& ctx, const json& settings, const std::string& where,
+                      const knobs::HostCaps& host) {
+  if (!settings.is_object()) ctx.fail(where, "must be an object of knob id -> value");
+  json out = json::object();
+  for (const auto& [id, value] : settings.items()) {
+    const knobs::Knob& k = knob_of(ctx, id, where + "/" + id);
+    try {
+      knobs::validate_value(k, value);
+    } catch (const std::invalid_argument& e) {
+      ctx.fail(where + "/" + id, fmt::format("{} {}, got {}", id, e.what(), short_dump(value)));
+    }
+    out[id] = (id == "omp_threads" && value == "all") ? json(host.cores) : value;
+  }
+  return out;
+}
+
+const std::vector<std::string> kSharedFields{"processes", "warmup",  "samples", "iterations",
+                                             "timeout_s", "batch",   "mode",    "model",
+                                             "preset",    "options", "settings"};
+
+Experiment parse_experiment(const Context& ctx, const json& e, const json& defaults,
+                            const std::string& where, const knobs::HostCaps& host) {
+  if (!e.is_object()) ctx.fail(where, "must be an object, got " + short_dump(e));
+  std::vector<std::string> allowed = kSharedFields;
+  for (const char* k : {"name", "knob", "factorial", "arms"}) allowed.push_back(k);
+  only_keys(ctx, e, where, allowed);
+  json merged = defaults;
+  for (const auto& [k, v] : e.items()) merged[k] = v;
+
+  Experiment x;
+  x.model.model = text(ctx, merged, where, "model", "", true);
+  x.model.preset = text(ctx, merged, where, "preset", "", true);
+  x.model.options = merged.value("options", json::object());
+  try {
+    models::summarize(x.model);  // model, preset and options exist and are well typed
+  } catch (const models::InvalidSpec& err) {
+    ctx.fail(where, err.what());
+  }
+  try {
+    x.mode = mode_from_string(text(ctx, merged, where, "mode", "infer", false));
+  } catch (const std::invalid_argument& err) {
+    ctx.fail(where + "/mode", err.what());
+  }
+  x.batch = number<int64_t>(ctx, merged, where, "batch", 8, 1, 1 << 20);
+  x.processes = number<int>(ctx, merged, where, "processes", 2, 1, 1000);
+  x.warmup = number<int>(ctx, merged, where, "warmup", 2, 0, 1000000);
+  x.samples = number<int>(ctx, merged, where, "samples", 5, 1, 1000000);
+  x.iterations = number<int>(ctx, merged, where, "iterations", 1, 1, 1000000);
+  x.timeout_s = number<double>(ctx, merged, where, "timeout_s", 300, 1, 7 * 24 * 3600);
+  x.settings =
+      checked_settings(ctx, merged.value("settings", json::object()), where + "/settings", host);
+
+  const bool has_knob = e.contains("knob"), has_factorial = e.contains("factorial");
+  if (has_knob == has_factorial) ctx.fail(where, "needs exactly one of \"knob\" or \"factorial\"");
+  std::vector<const knobs::Knob*> used;
+  if (has_knob) {
+    const knobs::Knob& k = knob_of(ctx, e["knob"], where + "/knob");
+    x.knob = k.id;
+    used.push_back(&k);
+    json arms = e.value("arms", json{{"off", {{k.id, k.off}}}, {"on", {{k.id, k.on}}}});
+    if (!arms.is_object() || !arms.contains("off") || !arms.contains("on") || arms.size() != 2) {
+      ctx.fail(where + "/arms",
+               "must be {\"off\": {settings}, \"on\": {settings}}, got " + short_dump(arms));
+    }
+    for (const char* name : {"off", "on"}) {
+      x.arms.push_back({name, checked_settings(ctx, arms[name], where + "/arms/" + name, host)});
+    }
+    if (x.arms[0].settings == x.arms[1].settings) {
+      ctx.fail(where + "/arms",
+               "the off and on arms set the same values: nothing would be compared");
+    }
+  } else {
+    if (e.contains("arms"))
+      ctx.fail(where + "/arms", "a factorial experiment takes its arms from its knobs");
+    const json& f = e["factorial"];
+    if (!f.is_array() || f.size() < 2 || f.size() > 4) {
+      ctx.fail(where + "/factorial", "must list 2 to 4 catalog ids, got " + short_dump(f));
+    }
+    x.knob = "factorial";
+    for (size_t i = 0; i < f.size(); ++i) {
+      const knobs::Knob& k = knob_of(ctx, f[i], fmt::format("{}/factorial/{}", where, i));
+      if (std::find(x.factors.begin(), x.factors.end(), k.id) != x.factors.end()) {
+        ctx.fail(fmt::format("{}/factorial/{}", where, i), "\"" + k.id + "\" is listed twice");
+      }
+      x.factors.push_back(k.id);
+      used.push_back(&k);
+    }
+    const size_t cells = size_t{1} << x.factors.size();
+    for (size_t cell = 0; cell < cells; ++cell) {
+      Arm arm;
+      for (size_t i = 0; i < x.factors.size(); ++i) {
+        const bool on = cell >> (x.factors.size() - 1 - i) & 1;
+        const knobs::Knob& k = *used[i];
+        arm.name += (i ? "," : "") + k.id + (on ? "=on" : "=off");
+        arm.settings[k.id] =
+            checked_settings(ctx, json{{k.id, on ? k.on : k.off}}, where, host)[k.id];
+      }
+      x.arms.push_back(arm);
+    }
+  }
+  x.name = e.contains("name") ? text(ctx, e, where, "name", "", true)
+                              : fmt::format("{}.{}-{}-{}",
+                                            has_knob ? x.knob : [&] {
+                                              std::string s;
+                                              for (const auto& f : x.factors) s += (s.empty() ? "" : "+") + f;
+                                              return s;
+                                            }(),
+                                            x.model.model, x.model.preset, to_string(x.mode));
+  for (const knobs::Knob* k : used) {
+    const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host);
+    if (!why.empty()) {
+      x.not_applicable = k->id + ": " + why;
+      break;
+    }
+  }
+  return x;
+}
+
+std::string line_and_column(const std::string& text, size_t byte) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+}  // namespace
+
+Suite parse(const std::string& text_in, const std::string& path, const knobs::HostCaps& host) {
+  Context ctx{path};
+  Suite s;
+  s.path = path;
+  s.hash = sha256_hex(text_in);
+  try {
+    s.json = json::parse(text_in);
+  } catch (const json::parse_error& e) {
+    throw SuiteError(fmt::format("{}: {}: not valid JSON: {}", path,
+                                 line_and_column(text_in, e.byte), e.what()));
+  }
+  const json& j = s.json;
+  if (!j.is_object()) ctx.fail("", "a suite must be a JSON object, got " + short_dump(j));
+  only_keys(ctx, j, "", {"name", "description", "defaults", "experiments"});
+  s.name = text(ctx, j, "", "name", "", true);
+  s.description = j.contains("description") ? text(ctx, j, "", "description", "", true) : "";
+  const json defaults = j.value("defaults", json::object());
+  if (!defaults.is_object()) ctx.fail("/defaults", "must be an object");
+  only_keys(ctx, defaults, "/defaults", kSharedFields);
+  if (!j.contains("experiments") || !j["experiments"].is_array() || j["experiments"].empty()) {
+    ctx.fail("/experiments", "must be a non-empty array of experiments");
+  }
+  for (size_t i = 0; i < j["experiments"].size(); ++i) {
+    const std::string where = fmt::format("/experiments/{}", i);
+    Experiment x = parse_experiment(ctx, j["experiments"][i], defaults, where, host);
+    for (const auto& other : s.experiments) {
+      if (other.name == x.name) ctx.fail(where, "experiment name \"" + x.name + "\" is used twice");
+    }
+    s.experiments.push_back(std::move(x));
+  }
+  return s;
+}
+
+Suite load(const std::string& path, const knobs::HostCaps& host) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SuiteError(path + ": cannot read the suite file (does it exist?)");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse(buffer.str(), path, host);
+}
+
+std::vector<TrialSpec> expand(const Suite& suite, const std::string& filter,
+                              const knobs::HostCaps& host) {
+  std::regex pattern;
+  try {
+    pattern = std::regex(filter.empty() ? ".*" : filter);
+  } catch (const std::regex_error& e) {
+    throw SuiteError(
+        fmt::format("--filter '{}' is not a valid regular expression: {}", filter, e.what()));
+  }
+  std::vector<TrialSpec> trials;
+  uint64_t experiment_seed = 1;
+  for (const auto& x : suite.experiments) {
+    ++experiment_seed;
+    if (!x.not_applicable.empty() || !std::regex_search(x.name, pattern)) continue;
+    for (int p = 0; p < x.processes; ++p) {
+      // ABBA: even rounds run the arms forward, odd rounds backward, so drift hits all alike.
+      for (size_t i = 0; i < x.arms.size(); ++i) {
+        const Arm& arm = x.arms[p % 2 == 0 ? i : x.arms.size() - 1 - i];
+        TrialSpec t;
+        t.experiment = x.name;
+        t.knob = x.knob;
+        t.arm = arm.name;
+        t.settings = knobs::base_settings(host);
+        for (const auto& [k, v] : x.settings.items()) t.settings[k] = v;
+        for (const auto& [k, v] : arm.settings.items()) t.settings[k] = v;
+        t.model = x.model;
+        t.mode = x.mode;
+        t.batch = x.batch;
+        t.warmup = x.warmup;
+        t.samples = x.samples;
+        t.iterations = x.iterations;
+        t.timeout_s = x.timeout_s;
+        t.process_index = p;
+        t.sequence = static_cast<int>(trials.size());
+        t.seed = experiment_seed;  // same weights and batch in every arm: the guard compares them
+        trials.push_back(std::move(t));
+      }
+    }
+  }
+  if (trials.empty()) {
+    throw SuiteError(
+        fmt::format("{}: no applicable experiment matches --filter '{}'", suite.path, filter));
+  }
+  return trials;
+}
+
+}  // namespace tunebench::suite

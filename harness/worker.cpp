@@ -1,0 +1,320 @@
+#include "harness/worker.h"
+
+#include <benchmark/benchmark.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+
+#include "harness/device.h"
+#include "models/common.h"
+#include "models/resnet.h"
+
+namespace tunebench::worker {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+bool setting(const TrialSpec& spec, const char* knob) {
+  return spec.settings.contains(knob) && spec.settings[knob] == true;
+}
+
+// Collects the seconds per iteration of each repetition; prints nothing.
+class SampleCollector : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs) {
+      if (run.run_type != Run::RT_Iteration) continue;
+      if (run.error_occurred) error = run.error_message;
+      if (run.iterations > 0) seconds.push_back(run.real_accumulated_time / double(run.iterations));
+    }
+  }
+  std::vector<double> seconds;
+  std::string error;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// "VmHWM:   123456 kB" → bytes.
+int64_t status_kb(const std::string& field) {
+  std::istringstream in(read_file("/proc/self/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::atoll(line.c_str() + field.size() + 1) * 1024;
+  }
+  return -1;
+}
+
+std::string status_text(const std::string& field) {
+  std::istringstream in(read_file("/proc/self/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) {
+      auto value = line.substr(field.size() + 1);
+      value.erase(0, value.find_first_not_of(" \t"));
+      return value;
+    }
+  }
+  return "";
+}
+
+int64_t page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt + usage.ru_majflt;
+}
+
+// Allocator, OpenMP and BLAS libraries actually mapped into this process.
+json mapped_libraries() {
+  std::istringstream maps(read_file("/proc/self/maps"));
+  std::vector<std::string> found;
+  std::string line;
+  static const char* kInteresting[] = {"jemalloc", "tcmalloc", "libgomp", "libomp", "libiomp",
+                                       "openblas", "libblas",  "libmkl",  "libdnnl"};
+  while (std::getline(maps, line)) {
+    const auto slash = line.rfind('/');
+    if (slash == std::string::npos) continue;
+    const std::string name = line.substr(slash + 1);
+    for (const char* key : kInteresting) {
+      if (name.find(key) != std::string::npos &&
+          std::find(found.begin(), found.end(), name) == found.end()) {
+        found.push_back(name);
+      }
+    }
+  }
+  return found;
+}
+
+std::string cpu_affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "unknown";
+  std::string out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) out += (out.empty() ? "" : ",") + std::to_string(cpu);
+  }
+  return out;
+}
+
+json environment_evidence() {
+  json env = json::object();
+  for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                           "OMP_PROC_BIND", "OMP_SCHEDULE", "GOMP_CPU_AFFINITY", "KMP_AFFINITY",
+                           "KMP_BLOCKTIME", "LD_PRELOAD", "MALLOC_CONF"}) {
+    if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  return env;
+}
+
+// Puts every 4-D parameter and buffer of the module in channels-last layout.
+void to_channels_last(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.parameters()) {
+    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
+}
+
+torch::Tensor first_conv_weight(torch::nn::Module& module) {
+  for (const auto& m : module.modules(/*include_self=*/false)) {
+    if (auto* conv = m->as<torch::nn::Conv2d>()) return conv->weight;
+  }
+  return {};
+}
+
+}  // namespace
+
+double cpu_probe_seconds() {
+  // A fixed dependent chain of floating-point work: no memory traffic, no threads.
+  const auto start = Clock::now();
+  volatile double sink = 0;
+  double x = 1.0;
+  for (int i = 0; i < 2'000'000; ++i) x = x * 1.0000001 + 1e-9;
+  sink = x;
+  (void)sink;
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+TrialResult run_trial(const TrialSpec& spec) {
+  TrialResult result;
+  json evidence = json::object();
+  result.probe_seconds = cpu_probe_seconds();
+
+  if (spec.settings.contains("omp_threads")) {
+    torch::set_num_threads(static_cast<int>(spec.settings["omp_threads"].get<int64_t>()));
+  }
+  const torch::Device device(torch::kCPU);
+  auto model = models::build_model(spec.model, spec.seed);
+  auto batch = model->make_batch(spec.batch, spec.seed);
+  torch::nn::Module& module = model->module();
+  const bool train = spec.mode == Mode::train;
+  module.train(train);
+
+  if (setting(spec, "channels_last")) {
+    to_channels_last(module);
+    batch.inputs[0] = batch.inputs[0].contiguous(at::MemoryFormat::ChannelsLast);
+  }
+  if (spec.model.model == "resnet50") {
+    evidence["input_channels_last"] = batch.inputs[0].is_contiguous(at::MemoryFormat::ChannelsLast);
+    evidence["weight_channels_last"] =
+        first_conv_weight(module).is_contiguous(at::MemoryFormat::ChannelsLast);
+  }
+
+  torch::optim::SGD optimizer(module.parameters(), torch::optim::SGDOptions(1e-3).momentum(0.9));
+  const bool set_to_none = setting(spec, "zero_grad_none");
+  const bool no_grad = setting(spec, "no_grad");
+  bool grad_mode_in_step = false;
+  bool grads_defined_after_zero = false;
+  bool read_back_zeroing = false;  // set for the step whose zeroing is read back
+
+  // One iteration of the measured work.
+  auto step = [&]() -> torch::Tensor {
+    if (!train) {
+      std::optional<torch::NoGradGuard> guard;
+      if (no_grad) guard.emplace();
+      grad_mode_in_step = torch::GradMode::is_enabled();
+      return model->forward(batch);
+    }
+    for (auto& p : module.parameters()) {
+      if (!p.grad().defined()) continue;
+      if (set_to_none) {
+        p.mutable_grad().reset();
+      } else {
+        p.mutable_grad().detach_();
+        p.mutable_grad().zero_();
+      }
+    }
+    if (read_back_zeroing) {
+      bool any_defined = false;
+      for (const auto& p : module.parameters()) any_defined |= p.grad().defined();
+      grads_defined_after_zero = any_defined;
+      read_back_zeroing = false;
+    }
+    grad_mode_in_step = torch::GradMode::is_enabled();
+    auto loss = model->loss(batch);
+    loss.backward();
+    optimizer.step();
+    return loss;
+  };
+
+  // Correctness guard: the function this arm computes, on the fixed batch. Inference: mean
+  // |output|. Training: the loss after one step from the seeded weights.
+  if (train) {
+    step();
+    result.check_value = model->loss(batch).item<double>();
+    read_back_zeroing = true;  // the next step zeroes the gradients the guard step left
+    step();
+  } else {
+    torch::NoGradGuard guard;
+    result.check_value = model->forward(batch).to(torch::kDouble).abs().mean().item<double>();
+  }
+
+  for (int i = 0; i < spec.warmup; ++i) step();
+
+  // The measured region: peak RSS from a reset high-water mark, page faults, samples.
+  std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
+  const int64_t faults_before = page_faults();
+  SampleCollector collector;
+  static bool initialized = false;
+  if (!initialized) {
+    int argc = 1;
+    char name[] = "tunebench-worker";
+    char* argv[] = {name, nullptr};
+    benchmark::Initialize(&argc, argv);
+    initialized = true;
+  }
+  benchmark::ClearRegisteredBenchmarks();
+  benchmark::RegisterBenchmark(
+      spec.experiment.c_str(),
+      [&](benchmark::State& state) {
+        for (auto _ : state) {
+          const auto start = Clock::now();
+          benchmark::DoNotOptimize(step());
+          device::synchronize(device);
+          state.SetIterationTime(std::chrono::duration<double>(Clock::now() - start).count());
+        }
+      })
+      ->UseManualTime()
+      ->Iterations(spec.iterations)
+      ->Repetitions(spec.samples);
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  const int64_t iterations = int64_t(spec.samples) * spec.iterations;
+  result.page_faults_per_iteration = double(page_faults() - faults_before) / double(iterations);
+  result.peak_rss_bytes = status_kb("VmHWM");
+  if (device.is_cuda()) result.device_peak_bytes = device::peak_memory_bytes(device);
+
+  evidence["torch_threads"] = torch::get_num_threads();
+  evidence["env"] = environment_evidence();
+  evidence["mapped_libraries"] = mapped_libraries();
+  std::string allocator = "glibc";
+  for (const auto& lib : evidence["mapped_libraries"]) {
+    const std::string name = lib;
+    if (name.find("jemalloc") != std::string::npos) allocator = "jemalloc";
+    if (name.find("tcmalloc") != std::string::npos) allocator = "tcmalloc";
+  }
+  evidence["allocator"] = allocator;
+  evidence["cpu_affinity"] = cpu_affinity();
+  evidence["mems_allowed"] = status_text("Mems_allowed_list");
+  evidence["grad_mode_in_step"] = grad_mode_in_step;
+  if (train) evidence["grads_defined_after_zero"] = grads_defined_after_zero;
+  result.evidence = evidence;
+
+  result.sample_seconds = collector.seconds;
+  if (!collector.error.empty()) {
+    result.status = "failed";
+    result.error = "benchmark error: " + collector.error;
+  } else if (int(result.sample_seconds.size()) != spec.samples) {
+    result.status = "failed";
+    result.error = "expected " + std::to_string(spec.samples) + " samples, got " +
+                   std::to_string(result.sample_seconds.size());
+  } else {
+    result.status = "ok";
+    auto sorted = result.sample_seconds;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted.size() % 2
+                              ? sorted[sorted.size() / 2]
+                              : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+    result.items_per_second = median > 0 ? double(spec.batch) / median : 0;
+  }
+  return result;
+}
+
+int main_worker() {
+  // Only the result goes to the real stdout; whatever a library prints goes to stderr.
+  const int result_fd = dup(STDOUT_FILENO);
+  dup2(STDERR_FILENO, STDOUT_FILENO);
+  TrialResult result;
+  int code = 0;
+  try {
+    const std::string input(std::istreambuf_iterator<char>(std::cin), {});
+    result = run_trial(trial_spec_from_json(json::parse(input)));
+  } catch (const std::exception& e) {
+    result.status = "failed";
+    result.error = std::string("worker: ") + e.what();
+    code = 1;
+  }
+  const std::string out = to_json(result).dump() + "\n";
+  size_t written = 0;
+  while (written < out.size()) {
+    const ssize_t n = write(result_fd, out.data() + written, out.size() - written);
+    if (n <= 0) return 1;
+    written += size_t(n);
+  }
+  close(result_fd);
+  return code;
+}
+
+}  // namespace tunebench::worker

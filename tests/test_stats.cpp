@@ -1,0 +1,332 @@
+// Tests of harness/stats: hand-computed summaries, and effects on simulated arms whose truth is
+// known (a 2x speedup, A/A, between-process offsets).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "harness/stats.h"
+
+namespace tunebench::stats {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Samples ~ N(mean, sd) for `processes` worker processes of `samples` each; each process adds its
+// own offset ~ N(0, between_sd), as a process pinned to a slower core would.
+Groups simulate_arm(std::mt19937_64& rng, int processes, int samples, double mean, double sd,
+                    double between_sd = 0.0) {
+  std::normal_distribution<double> offset(0.0, between_sd);
+  std::normal_distribution<double> noise(0.0, sd);
+  Groups groups(processes);
+  for (auto& process : groups) {
+    const double process_mean = mean + (between_sd > 0 ? offset(rng) : 0.0);
+    for (int i = 0; i < samples; ++i) process.push_back(process_mean + noise(rng));
+  }
+  return groups;
+}
+
+EffectOptions seeded(uint64_t seed) {
+  EffectOptions options;
+  options.seed = seed;
+  return options;
+}
+
+template <typename Change>
+EffectOptions options_where(Change change) {
+  EffectOptions options;
+  change(options);
+  return options;
+}
+
+TEST(StatsMedian, HandComputed) {
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2.0);
+  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(median({7}), 7.0);
+  EXPECT_THROW(median({}), std::invalid_argument);
+  EXPECT_THROW(median({1, kNaN, 3}), std::invalid_argument);
+  EXPECT_THROW(median({1, std::numeric_limits<double>::infinity()}), std::invalid_argument);
+}
+
+TEST(StatsQuantile, LinearInterpolationType7) {
+  // h = p * (n - 1): p = 0.1 over 5 values -> position 0.4 -> 10 + 0.4 * 10.
+  EXPECT_DOUBLE_EQ(quantile({50, 10, 40, 20, 30}, 0.1), 14.0);
+  EXPECT_DOUBLE_EQ(quantile({50, 10, 40, 20, 30}, 0.0), 10.0);
+  EXPECT_DOUBLE_EQ(quantile({50, 10, 40, 20, 30}, 1.0), 50.0);
+  EXPECT_THROW(quantile({1, 2}, 1.5), std::invalid_argument);
+  EXPECT_THROW(quantile({}, 0.5), std::invalid_argument);
+}
+
+TEST(StatsSummarize, OddCount) {
+  const Summary s = summarize({4, 100, 1, 3, 2});
+  EXPECT_EQ(s.n, 5u);
+  EXPECT_DOUBLE_EQ(s.median, 3.0);
+  EXPECT_DOUBLE_EQ(s.mad, 1.0);  // |x - 3| = 2, 1, 0, 1, 97 -> median 1
+  EXPECT_DOUBLE_EQ(s.q1, 2.0);   // position 1
+  EXPECT_DOUBLE_EQ(s.q3, 4.0);   // position 3
+  EXPECT_DOUBLE_EQ(s.iqr, 2.0);
+  EXPECT_DOUBLE_EQ(s.mean, 22.0);
+  EXPECT_DOUBLE_EQ(s.stddev, std::sqrt(7610.0 / 4));  // squares 441 + 400 + 361 + 324 + 6084
+  EXPECT_DOUBLE_EQ(s.cv, std::sqrt(7610.0 / 4) / 22);
+  EXPECT_DOUBLE_EQ(s.min, 1.0);
+  EXPECT_DOUBLE_EQ(s.max, 100.0);
+}
+
+TEST(StatsSummarize, EvenCount) {
+  const Summary s = summarize({3, 1, 4, 2});
+  EXPECT_EQ(s.n, 4u);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.mad, 1.0);  // |x - 2.5| = 1.5, 0.5, 0.5, 1.5 -> median 1
+  EXPECT_DOUBLE_EQ(s.q1, 1.75);  // position 0.75, as numpy.percentile([1, 2, 3, 4], 25)
+  EXPECT_DOUBLE_EQ(s.q3, 3.25);  // position 2.25
+  EXPECT_DOUBLE_EQ(s.iqr, 1.5);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.stddev, std::sqrt(5.0 / 3));
+  EXPECT_DOUBLE_EQ(s.cv, std::sqrt(5.0 / 3) / 2.5);
+  EXPECT_DOUBLE_EQ(s.min, 1.0);
+  EXPECT_DOUBLE_EQ(s.max, 4.0);
+}
+
+TEST(StatsSummarize, OneElement) {
+  const Summary s = summarize({5});
+  EXPECT_EQ(s.n, 1u);
+  EXPECT_DOUBLE_EQ(s.median, 5.0);
+  EXPECT_DOUBLE_EQ(s.q1, 5.0);
+  EXPECT_DOUBLE_EQ(s.q3, 5.0);
+  EXPECT_DOUBLE_EQ(s.min, 5.0);
+  EXPECT_DOUBLE_EQ(s.max, 5.0);
+  EXPECT_DOUBLE_EQ(s.mean, 5.0);
+  EXPECT_EQ(s.mad, 0.0);
+  EXPECT_EQ(s.iqr, 0.0);
+  EXPECT_EQ(s.stddev, 0.0);
+  EXPECT_EQ(s.cv, 0.0);
+}
+
+TEST(StatsSummarize, EdgeCases) {
+  EXPECT_THROW(summarize({}), std::invalid_argument);
+  EXPECT_THROW(summarize({1, kNaN}), std::invalid_argument);
+  EXPECT_EQ(summarize({-1, 1}).cv, 0.0);  // mean 0: cv undefined, reported as 0
+}
+
+TEST(StatsVerdict, ToString) {
+  EXPECT_EQ(to_string(Verdict::helps), "helps");
+  EXPECT_EQ(to_string(Verdict::hurts), "hurts");
+  EXPECT_EQ(to_string(Verdict::no_effect), "no measurable effect");
+  EXPECT_EQ(to_string(Verdict::insufficient), "insufficient data");
+}
+
+TEST(StatsRatioOfMedians, PoolsProcesses) {
+  // off pools to {1, 2, 3} (median 2), on to {1, 1, 2} (median 1); empty processes are ignored.
+  EXPECT_DOUBLE_EQ(ratio_of_medians({{1, 3}, {}, {2}}, {{1}, {1, 2}}), 0.5);
+  EXPECT_THROW(ratio_of_medians({{}}, {{1}}), std::invalid_argument);
+  EXPECT_THROW(ratio_of_medians({{1}}, {}), std::invalid_argument);
+  EXPECT_THROW(ratio_of_medians({{0, 0, 1}}, {{1}}), std::invalid_argument);
+}
+
+TEST(StatsEffect, KnownSpeedupHelps) {
+  std::mt19937_64 rng(7);
+  const Groups off = simulate_arm(rng, 4, 20, 100, 2);
+  const Groups on = simulate_arm(rng, 4, 20, 50, 1);
+  const Effect e = effect(off, on);
+  EXPECT_NEAR(e.ratio, 0.5, 0.01);
+  EXPECT_LE(e.lo, 0.5);
+  EXPECT_GE(e.hi, 0.5);
+  EXPECT_LT(e.hi, 1.0);
+  EXPECT_LE(e.lo, e.ratio);
+  EXPECT_GE(e.hi, e.ratio);
+  EXPECT_EQ(e.verdict, Verdict::helps);
+  EXPECT_EQ(e.confidence, 0.95);
+  EXPECT_EQ(e.resamples, 2000);
+  EXPECT_EQ(e.note, "");
+}
+
+TEST(StatsEffect, KnownSlowdownHurts) {
+  std::mt19937_64 rng(7);
+  const Groups fast = simulate_arm(rng, 4, 20, 100, 2);
+  const Groups slow = simulate_arm(rng, 4, 20, 200, 4);
+  const Effect e = effect(fast, slow);
+  EXPECT_NEAR(e.ratio, 2.0, 0.04);
+  EXPECT_LE(e.lo, 2.0);
+  EXPECT_GE(e.hi, 2.0);
+  EXPECT_GT(e.lo, 1.0);
+  EXPECT_EQ(e.verdict, Verdict::hurts);
+}
+
+TEST(StatsEffect, AaHasNoEffect) {
+  for (uint64_t seed : {1, 2, 3, 4, 5}) {
+    std::mt19937_64 rng(seed);
+    const Groups off = simulate_arm(rng, 4, 20, 100, 2);
+    const Groups on = simulate_arm(rng, 4, 20, 100, 2);
+    const Effect e = effect(off, on, seeded(seed));
+    EXPECT_EQ(e.verdict, Verdict::no_effect) << "seed " << seed << ": " << format_effect(e);
+    EXPECT_LE(e.lo, 1.0) << "seed " << seed;
+    EXPECT_GE(e.hi, 1.0) << "seed " << seed;
+  }
+}
+
+TEST(StatsEffect, HigherIsBetterMirrorsTheVerdict) {
+  std::mt19937_64 rng(11);
+  const Groups off = simulate_arm(rng, 4, 20, 100, 2);
+  const Groups on = simulate_arm(rng, 4, 20, 50, 1);
+  EffectOptions throughput;
+  throughput.lower_is_better = false;
+  EXPECT_EQ(effect(off, on, throughput).verdict, Verdict::hurts);  // half the items per second
+  EXPECT_EQ(effect(on, off, throughput).verdict, Verdict::helps);
+  EXPECT_EQ(effect(on, off).verdict, Verdict::hurts);
+}
+
+TEST(StatsEffect, HierarchyWidensTheIntervalUnderBetweenProcessVariance) {
+  // Within a process the noise is small (sd 1); each process is shifted by ~N(0, 5). Resampling
+  // processes sees that shift; treating all samples as one process does not.
+  std::mt19937_64 rng(3);
+  const Groups off = simulate_arm(rng, 4, 20, 100, 1, 5);
+  const Groups on = simulate_arm(rng, 4, 20, 100, 1, 5);
+  auto pool = [](const Groups& groups) {
+    std::vector<double> all;
+    for (const auto& process : groups) all.insert(all.end(), process.begin(), process.end());
+    return Groups{all};
+  };
+  const Effect hierarchical = effect(off, on);
+  const Effect flat = effect(pool(off), pool(on));
+  EXPECT_DOUBLE_EQ(hierarchical.ratio, flat.ratio);
+  EXPECT_GT(hierarchical.hi - hierarchical.lo, 2 * (flat.hi - flat.lo))
+      << "hierarchical " << format_effect(hierarchical) << ", flat " << format_effect(flat);
+  EXPECT_NE(flat.note.find("1 process per arm"), std::string::npos);
+}
+
+TEST(StatsEffect, DeterministicForASeed) {
+  std::mt19937_64 rng(5);
+  const Groups off = simulate_arm(rng, 3, 10, 100, 2, 1);
+  const Groups on = simulate_arm(rng, 3, 10, 98, 2, 1);
+  const Effect first = effect(off, on, seeded(9));
+  const Effect second = effect(off, on, seeded(9));
+  EXPECT_EQ(first.lo, second.lo);
+  EXPECT_EQ(first.hi, second.hi);
+  const Effect other = effect(off, on, seeded(10));
+  EXPECT_TRUE(other.lo != first.lo || other.hi != first.hi);
+}
+
+TEST(StatsEffect, InsufficientData) {
+  const Effect one_off = effect({{100}}, {{50, 51, 52}});
+  EXPECT_EQ(one_off.verdict, Verdict::insufficient);
+  EXPECT_DOUBLE_EQ(one_off.ratio, 0.51);
+  EXPECT_TRUE(std::isnan(one_off.lo));
+  EXPECT_TRUE(std::isnan(one_off.hi));
+  EXPECT_NE(one_off.note.find("off arm has 1 sample"), std::string::npos) << one_off.note;
+
+  const Effect empty_on = effect({{100, 101}}, {{}, {}});
+  EXPECT_EQ(empty_on.verdict, Verdict::insufficient);
+  EXPECT_TRUE(std::isnan(empty_on.ratio));
+  EXPECT_EQ(format_effect(empty_on), "n/a [no interval] insufficient data");
+
+  // Empty processes are ignored; two samples in two processes are enough.
+  EXPECT_NE(effect({{}, {100}, {101}}, {{50}, {}, {51}}).verdict, Verdict::insufficient);
+}
+
+TEST(StatsEffect, OneProcessPerArmIsNoted) {
+  std::mt19937_64 rng(13);
+  const Effect both = effect(simulate_arm(rng, 1, 20, 100, 2), simulate_arm(rng, 1, 20, 50, 1));
+  EXPECT_EQ(both.verdict, Verdict::helps);
+  EXPECT_EQ(both.note, "1 process per arm: the interval ignores between-process variance");
+  const Effect one = effect(simulate_arm(rng, 3, 20, 100, 2), simulate_arm(rng, 1, 20, 50, 1));
+  EXPECT_NE(one.note.find("1 process in the on arm"), std::string::npos) << one.note;
+}
+
+TEST(StatsEffect, ZeroSpreadCollapsesTheInterval) {
+  const Effect e = effect({{2, 2}, {2, 2}}, {{1, 1}, {1}});
+  EXPECT_EQ(e.ratio, 0.5);
+  EXPECT_EQ(e.lo, 0.5);
+  EXPECT_EQ(e.hi, 0.5);
+  EXPECT_EQ(e.verdict, Verdict::helps);
+  EXPECT_NE(e.note.find("no spread"), std::string::npos) << e.note;
+
+  const Effect same = effect({{3, 3}, {3}}, {{3, 3}, {3}});
+  EXPECT_EQ(same.lo, 1.0);
+  EXPECT_EQ(same.hi, 1.0);
+  EXPECT_EQ(same.verdict, Verdict::no_effect);
+}
+
+TEST(StatsEffect, RejectsBadInput) {
+  EXPECT_THROW(effect({{0, 0, 1}}, {{1, 2}}), std::invalid_argument);  // off median 0
+  EXPECT_THROW(effect({{1, kNaN}}, {{1, 2}}), std::invalid_argument);
+  EXPECT_THROW(effect({{1, 2}}, {{1, kNaN}}), std::invalid_argument);
+  EXPECT_THROW(
+      effect({{1, 2}}, {{1, 2}}, options_where([](EffectOptions& o) { o.confidence = 1.0; })),
+      std::invalid_argument);
+  EXPECT_THROW(effect({{1, 2}}, {{1, 2}}, options_where([](EffectOptions& o) { o.resamples = 0; })),
+               std::invalid_argument);
+  EXPECT_THROW(
+      effect({{1, 2}}, {{1, 2}}, options_where([](EffectOptions& o) { o.min_effect = -0.1; })),
+      std::invalid_argument);
+  try {
+    effect({{0, 0, 1}}, {{1, 2}});
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("off arm's median"), std::string::npos);
+  }
+}
+
+TEST(StatsEffect, ResampledOffMedianAtZeroIsInsufficient) {
+  // The pooled off median is 1, but resamples that draw mostly zeros have an off median of 0.
+  const Effect e = effect({{0, 1, 1}}, {{1, 2}});
+  EXPECT_EQ(e.verdict, Verdict::insufficient);
+  EXPECT_DOUBLE_EQ(e.ratio, 1.5);
+  EXPECT_TRUE(std::isnan(e.lo));
+  EXPECT_NE(e.note.find("off median <= 0"), std::string::npos) << e.note;
+}
+
+TEST(StatsEffect, MinEffectIgnoresNegligibleEffects) {
+  // 0.5 % faster, with little noise: statistically clear, practically negligible.
+  std::mt19937_64 rng(17);
+  const Groups off = simulate_arm(rng, 4, 20, 100, 0.1);
+  const Groups on = simulate_arm(rng, 4, 20, 99.5, 0.1);
+  const Effect clear = effect(off, on);
+  EXPECT_EQ(clear.verdict, Verdict::helps) << format_effect(clear);
+  EffectOptions ignoring_below_1_percent;
+  ignoring_below_1_percent.min_effect = 0.01;
+  EXPECT_EQ(effect(off, on, ignoring_below_1_percent).verdict, Verdict::no_effect);
+  EXPECT_EQ(effect(on, off, ignoring_below_1_percent).verdict, Verdict::no_effect);
+}
+
+TEST(StatsEffect, AaFalsePositiveRateIsNearNominal) {
+  // 200 A/A experiments, 3 processes x 10 samples per arm, with a between-process shift as real
+  // workers have (sd 1 between, 2 within). At 95 % confidence about 5 % should say helps or hurts;
+  // allow up to 10 %. (With the between-process sd well above the within, 3 processes give ~14 %:
+  // see the header.)
+  constexpr int kReplications = 200;
+  int false_verdicts = 0;
+  std::mt19937_64 rng(2024);
+  for (int replication = 0; replication < kReplications; ++replication) {
+    const Groups off = simulate_arm(rng, 3, 10, 100, 2, 1);
+    const Groups on = simulate_arm(rng, 3, 10, 100, 2, 1);
+    EffectOptions options;
+    options.resamples = 500;  // enough for a 95 % percentile interval's decision, and fast
+    options.seed = static_cast<uint64_t>(replication);
+    const Effect e = effect(off, on, options);
+    if (e.verdict == Verdict::helps || e.verdict == Verdict::hurts) ++false_verdicts;
+  }
+  EXPECT_LE(false_verdicts, kReplications / 10) << false_verdicts << " false verdicts";
+}
+
+TEST(StatsFormat, RatioIntervalVerdict) {
+  Effect e{0.62, 0.58, 0.66, 0.95, 2000, Verdict::helps, ""};
+  EXPECT_EQ(format_effect(e), "0.62x [0.58, 0.66] helps");
+  // A narrow interval gets the decimals to show it.
+  e = {0.996, 0.9951, 0.9972, 0.95, 2000, Verdict::helps, ""};
+  EXPECT_EQ(format_effect(e), "0.996x [0.995, 0.997] helps");
+  // Two decimals would print "0.50x [0.49, 0.50]", hiding that hi is above the ratio.
+  e = {0.4998, 0.4949, 0.5049, 0.95, 2000, Verdict::helps, ""};
+  EXPECT_EQ(format_effect(e), "0.500x [0.495, 0.505] helps");
+  // An interval below 1 never prints its upper end as 1.
+  e = {0.995, 0.99, 0.9996, 0.95, 2000, Verdict::helps, ""};
+  EXPECT_EQ(format_effect(e), "0.9950x [0.9900, 0.9996] helps");
+  e = {1.0, 1.0, 1.0, 0.95, 2000, Verdict::no_effect, ""};
+  EXPECT_EQ(format_effect(e), "1.00x [1.00, 1.00] no measurable effect");
+  e = {1.05, kNaN, kNaN, 0.95, 0, Verdict::insufficient, ""};
+  EXPECT_EQ(format_effect(e), "1.05x [no interval] insufficient data");
+}
+
+}  // namespace
+}  // namespace tunebench::stats

@@ -1,0 +1,492 @@
+// The results database: round trips, fingerprint deduplication, constraints, atomic trials,
+// connection settings, refusal of files it must not touch, run lookup and the views.
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <random>
+
+#include "harness/storage.h"
+
+namespace tunebench::storage {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+int64_t count(const Database& db, const std::string& table) {
+  SQLite::Statement query(db.connection(), "SELECT COUNT(*) FROM " + table);
+  query.executeStep();
+  return query.getColumn(0).getInt64();
+}
+
+json host_fingerprint(const std::string& hostname) {
+  return {
+      {"hostname", hostname}, {"cpu_model", "Test CPU @ 3.0GHz"}, {"cores", 2},    {"sockets", 1},
+      {"numa_nodes", 1},      {"memory_bytes", 8589934592},       {"gpu", nullptr}};
+}
+
+RunRecord make_run(const std::string& uuid, const std::string& started_at,
+                   const std::string& hostname = "bench-1") {
+  RunRecord run;
+  run.uuid = uuid;
+  run.suite_name = "smoke";
+  run.suite_hash = sha256_hex("suite bytes");
+  run.suite = {{"name", "smoke"}, {"experiments", json::array({"no_grad.resnet50"})}};
+  run.label = "nightly";
+  run.git_revision = "0123abcd";
+  run.command_line = "tunebench run suites/smoke.json --label 'nightly'";
+  run.started_at = started_at;
+  run.host = host_fingerprint(hostname);
+  run.software = {{"libtorch_version", "1.13.1"},
+                  {"cuda", ""},
+                  {"git_revision", "0123abcd"},
+                  {"blas", "openblas"}};
+  run.host_state = {{"load_1m", 0.25}, {"governor", "performance"}};
+  run.host_quiet = false;
+  return run;
+}
+
+TrialSpec make_spec(const std::string& run_uuid, int sequence, const std::string& arm) {
+  TrialSpec spec;
+  spec.run_uuid = run_uuid;
+  spec.experiment = "no_grad.resnet50 \"quoted\"; DROP TABLE runs; --";
+  spec.knob = "no_grad";
+  spec.arm = arm;
+  spec.settings = {{"no_grad", arm == "on"}};
+  spec.model.model = "resnet50";
+  spec.model.preset = "tiny";
+  spec.model.options = {{"width", 8}, {"inplace_act", true}};
+  spec.mode = sequence % 2 ? Mode::train : Mode::infer;
+  spec.batch = 4 + sequence;
+  spec.warmup = 2;
+  spec.samples = 3;
+  spec.iterations = 10;
+  spec.timeout_s = 120.5;
+  spec.process_index = sequence / 2;
+  spec.sequence = sequence;
+  spec.seed = 7 + sequence;
+  return spec;
+}
+
+TrialResult make_result(const std::string& status, std::vector<double> seconds) {
+  TrialResult result;
+  result.status = status;
+  result.error = status == "failed" ? "worker exited with signal 9" : "";
+  result.sample_seconds = std::move(seconds);
+  result.probe_seconds = 0.0123;
+  result.peak_rss_bytes = 123456789;
+  result.page_faults_per_iteration = 1.5;
+  result.device_peak_bytes = -1;
+  result.items_per_second = 321.25;
+  result.check_value = -0.75;
+  result.evidence = {{"grad_mode", false}, {"threads", 2}, {"note", "é ünïcode"}};
+  result.worker_stderr = "warning: something\nline two";
+  return result;
+}
+
+class StorageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device random;
+    dir_ = fs::temp_directory_path() /
+           ("tunebench_storage_" + std::to_string(random()) + "_" + std::to_string(random()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string db_path(const std::string& name = "results.sqlite") const {
+    return (dir_ / name).string();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(StorageTest, StorageCreatesFolderAndSchema) {
+  const std::string path = (dir_ / "new" / "folder" / "tunebench.sqlite").string();
+  {
+    Database db(path);
+    EXPECT_EQ(db.schema_version(), kSchemaVersion);
+    EXPECT_EQ(db.path(), path);
+    EXPECT_EQ(count(db, "runs"), 0);
+    EXPECT_FALSE(db.latest_run_uuid().has_value());
+    EXPECT_TRUE(db.run_uuids().empty());
+  }
+  EXPECT_TRUE(fs::is_regular_file(path));
+  Database again(path);  // reopening an existing, current file changes nothing
+  EXPECT_EQ(again.schema_version(), kSchemaVersion);
+}
+
+TEST_F(StorageTest, StorageRoundTripsRunTrialsAndSamples) {
+  const RunRecord run = make_run("0f1e2d3c-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  std::vector<std::pair<TrialSpec, TrialResult>> stored;
+  stored.emplace_back(make_spec(run.uuid, 0, "off"), make_result("ok", {0.5, 0.25, 0.75}));
+  stored.emplace_back(make_spec(run.uuid, 1, "on"),
+                      make_result("invalid", {1e-9, 3.0, 2.0, 1.0, 1e3}));
+  stored.emplace_back(make_spec(run.uuid, 2, "on"), make_result("failed", {}));
+  stored[1].first.seed = std::numeric_limits<uint64_t>::max() - 5;  // above 2^63
+  stored[1].second.device_peak_bytes = 4096;
+  stored[2].second.device_peak_bytes = 0;
+  stored[2].second.worker_stderr = "bytes \xff\xfe not UTF-8";
+  {
+    Database db(db_path());
+    db.begin_run(run);
+    // Stored out of sequence order: trials() gives them back in sequence order.
+    std::vector<int64_t> ids(3);
+    for (int i : {2, 0, 1}) ids[i] = db.store_trial(run.uuid, stored[i].first, stored[i].second);
+    EXPECT_NE(ids[0], ids[1]);
+    EXPECT_NE(ids[1], ids[2]);
+    EXPECT_EQ(db.run(run.uuid).status, "running");
+    EXPECT_EQ(db.run(run.uuid).ended_at, "");
+    db.finish_run(run.uuid, "completed with failures", "2024-05-01T10:05:00Z");
+  }
+
+  const Database db(db_path());  // a fresh connection reads what the first one wrote
+  const Database::StoredRun back = db.run(run.uuid);
+  EXPECT_EQ(back.status, "completed with failures");
+  EXPECT_EQ(back.ended_at, "2024-05-01T10:05:00Z");
+  EXPECT_EQ(back.record.uuid, run.uuid);
+  EXPECT_EQ(back.record.suite_name, run.suite_name);
+  EXPECT_EQ(back.record.suite_hash, run.suite_hash);
+  EXPECT_EQ(back.record.suite, run.suite);
+  EXPECT_EQ(back.record.label, run.label);
+  EXPECT_EQ(back.record.git_revision, run.git_revision);
+  EXPECT_EQ(back.record.command_line, run.command_line);
+  EXPECT_EQ(back.record.started_at, run.started_at);
+  EXPECT_EQ(back.record.host, run.host);
+  EXPECT_EQ(back.record.software, run.software);
+  EXPECT_EQ(back.record.host_state, run.host_state);
+  EXPECT_EQ(back.record.host_quiet, run.host_quiet);
+
+  const std::vector<Database::StoredTrial> trials = db.trials(run.uuid);
+  ASSERT_EQ(trials.size(), 3u);
+  for (size_t i = 0; i < trials.size(); ++i) {
+    SCOPED_TRACE("trial " + std::to_string(i));
+    const TrialSpec& want = stored[i].first;
+    const TrialSpec& got = trials[i].spec;
+    // Every field: the JSON forms are equal exactly when all fields are.
+    EXPECT_EQ(to_json(got), to_json(want));
+    EXPECT_EQ(got.seed, want.seed);
+    EXPECT_EQ(got.settings, want.settings);
+    EXPECT_EQ(got.model.options, want.model.options);
+    const TrialResult& wanted = stored[i].second;
+    const TrialResult& result = trials[i].result;
+    EXPECT_EQ(to_json(result), to_json(wanted));
+    EXPECT_EQ(result.sample_seconds, wanted.sample_seconds);  // same values, same order
+    EXPECT_EQ(result.evidence, wanted.evidence);
+    EXPECT_EQ(result.worker_stderr, wanted.worker_stderr);
+    EXPECT_EQ(result.device_peak_bytes, wanted.device_peak_bytes);
+  }
+  EXPECT_EQ(count(db, "samples"), 8);
+  EXPECT_TRUE(db.trials("no-such-run").empty());
+}
+
+TEST_F(StorageTest, StorageDeduplicatesHostsAndSoftware) {
+  Database db(db_path());
+  const RunRecord first = make_run("aaaa0001", "2024-05-01T10:00:00Z");
+  db.begin_run(first);
+  db.begin_run(make_run("aaaa0002", "2024-05-02T10:00:00Z"));
+  EXPECT_EQ(count(db, "hosts"), 1);
+  EXPECT_EQ(count(db, "software"), 1);
+
+  // The id is the hash of the canonical dump, and the common fields get their own columns.
+  SQLite::Statement host(
+      db.connection(), "SELECT id, json, hostname, cpu_model, cores, memory_bytes, gpu FROM hosts");
+  ASSERT_TRUE(host.executeStep());
+  EXPECT_EQ(host.getColumn(0).getString(), sha256_hex(first.host.dump()));
+  EXPECT_EQ(json::parse(host.getColumn(1).getString()), first.host);
+  EXPECT_EQ(host.getColumn(2).getString(), "bench-1");
+  EXPECT_EQ(host.getColumn(3).getString(), "Test CPU @ 3.0GHz");
+  EXPECT_EQ(host.getColumn(4).getInt64(), 2);
+  EXPECT_EQ(host.getColumn(5).getInt64(), 8589934592);
+  EXPECT_TRUE(host.getColumn(6).isNull());
+  SQLite::Statement software(db.connection(), "SELECT id, libtorch_version FROM software");
+  ASSERT_TRUE(software.executeStep());
+  EXPECT_EQ(software.getColumn(0).getString(), sha256_hex(first.software.dump()));
+  EXPECT_EQ(software.getColumn(1).getString(), "1.13.1");
+
+  db.begin_run(make_run("aaaa0003", "2024-05-03T10:00:00Z", "bench-2"));
+  EXPECT_EQ(count(db, "hosts"), 2);
+  EXPECT_EQ(count(db, "software"), 1);
+
+  // The same uuid twice is refused with SQLite's constraint code, and stores nothing.
+  try {
+    db.begin_run(make_run("aaaa0003", "2024-05-04T10:00:00Z", "bench-3"));
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    EXPECT_EQ(e.sqlite_code(), SQLITE_CONSTRAINT) << e.what();
+  }
+  EXPECT_EQ(count(db, "runs"), 3);
+  EXPECT_EQ(count(db, "hosts"), 2);
+}
+
+TEST_F(StorageTest, StorageEnforcesForeignKeys) {
+  Database db(db_path());
+  db.begin_run(make_run("bbbb0001", "2024-05-01T10:00:00Z"));
+  try {
+    db.store_trial("no-such-run", make_spec("no-such-run", 0, "off"),
+                   make_result("ok", {0.1, 0.2}));
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    EXPECT_EQ(e.sqlite_code(), SQLITE_CONSTRAINT) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no-such-run"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(count(db, "trials"), 0);
+  EXPECT_EQ(count(db, "samples"), 0);
+
+  SQLite::Statement pragma(db.connection(), "PRAGMA foreign_keys");
+  ASSERT_TRUE(pragma.executeStep());
+  EXPECT_EQ(pragma.getColumn(0).getInt(), 1);
+
+  EXPECT_THROW(db.finish_run("no-such-run", "completed", "2024-05-01T11:00:00Z"), StorageError);
+  EXPECT_THROW(db.finish_run("bbbb0001", "done", "2024-05-01T11:00:00Z"), StorageError);
+  EXPECT_THROW(db.run("no-such-run"), StorageError);
+  EXPECT_EQ(db.run("bbbb0001").status, "running");
+}
+
+TEST_F(StorageTest, StorageTrialIsAllOrNothing) {
+  Database db(db_path());
+  const std::string uuid = "cccc0001";
+  db.begin_run(make_run(uuid, "2024-05-01T10:00:00Z"));
+  db.store_trial(uuid, make_spec(uuid, 0, "off"), make_result("ok", {0.1, 0.2, 0.3}));
+
+  // Fails at the trial row: the sequence number is taken.
+  try {
+    db.store_trial(uuid, make_spec(uuid, 0, "on"), make_result("ok", {1, 2, 3, 4, 5}));
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    EXPECT_EQ(e.sqlite_code(), SQLITE_CONSTRAINT) << e.what();
+  }
+  EXPECT_EQ(count(db, "trials"), 1);
+  EXPECT_EQ(count(db, "samples"), 3);
+
+  // Fails after the trial row and two samples are in: all of it is rolled back.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(db.store_trial(uuid, make_spec(uuid, 1, "on"), make_result("ok", {1, 2, nan, 4})),
+               StorageError);
+  EXPECT_EQ(count(db, "trials"), 1);
+  EXPECT_EQ(count(db, "samples"), 3);
+
+  // The connection is usable afterwards, and the sequence number is still free.
+  db.store_trial(uuid, make_spec(uuid, 1, "on"), make_result("ok", {1, 2}));
+  EXPECT_EQ(count(db, "trials"), 2);
+  EXPECT_EQ(count(db, "samples"), 5);
+}
+
+TEST_F(StorageTest, StorageUsesWalAndBusyTimeout) {
+  Database db(db_path());
+  {  // statements left mid-result would keep the next write from committing
+    SQLite::Statement journal(db.connection(), "PRAGMA journal_mode");
+    ASSERT_TRUE(journal.executeStep());
+    EXPECT_EQ(journal.getColumn(0).getString(), "wal");
+    SQLite::Statement timeout(db.connection(), "PRAGMA busy_timeout");
+    ASSERT_TRUE(timeout.executeStep());
+    EXPECT_EQ(timeout.getColumn(0).getInt(), 10000);
+  }
+
+  db.begin_run(make_run("dddd0001", "2024-05-01T10:00:00Z"));
+  EXPECT_TRUE(fs::exists(db_path() + "-wal"));
+  // WAL mode is a property of the file: another connection sees it too.
+  SQLite::Database other(db_path(), SQLite::OPEN_READONLY);
+  EXPECT_EQ(other.execAndGet("PRAGMA journal_mode").getString(), "wal");
+  EXPECT_EQ(other.execAndGet("SELECT COUNT(*) FROM runs").getInt(), 1);
+}
+
+TEST_F(StorageTest, StorageRefusesFileThatIsNotSqlite) {
+  const std::string path = db_path("notes.sqlite");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "these are my notes, not a database\n";
+  }
+  const std::string before = read_bytes(path);
+  try {
+    Database db(path);
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("not an SQLite database"), std::string::npos) << message;
+  }
+  EXPECT_EQ(read_bytes(path), before);
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  EXPECT_FALSE(fs::exists(path + "-shm"));
+
+  // A few bytes, shorter than SQLite's header, are not a database either.
+  const std::string short_path = db_path("short.sqlite");
+  std::ofstream(short_path, std::ios::binary) << "SQLite";
+  EXPECT_THROW(Database{short_path}, StorageError);
+  EXPECT_EQ(read_bytes(short_path), "SQLite");
+}
+
+TEST_F(StorageTest, StorageRefusesNewerSchema) {
+  const std::string path = db_path("future.sqlite");
+  {
+    SQLite::Database future(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    future.exec("CREATE TABLE runs (uuid TEXT PRIMARY KEY, something_new TEXT)");
+    future.exec("INSERT INTO runs VALUES ('x', 'y')");
+    future.exec("PRAGMA user_version = 99");
+  }
+  const std::string before = read_bytes(path);
+  ASSERT_FALSE(before.empty());
+  try {
+    Database db(path);
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("schema version 99"), std::string::npos) << message;
+    EXPECT_NE(message.find("up to 1"), std::string::npos) << message;
+    EXPECT_NE(message.find("upgrade tunebench"), std::string::npos) << message;
+  }
+  EXPECT_EQ(read_bytes(path), before);
+}
+
+TEST_F(StorageTest, StorageRefusesSomeoneElsesDatabase) {
+  const std::string path = db_path("other.sqlite");
+  {
+    SQLite::Database other(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    other.exec("CREATE TABLE recipes (name TEXT)");
+  }
+  const std::string before = read_bytes(path);
+  try {
+    Database db(path);
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a tunebench one"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_bytes(path), before);
+
+  // An empty file (as `touch` or SQLite itself leaves it) is a new database.
+  const std::string empty = db_path("empty.sqlite");
+  { std::ofstream touch(empty); }
+  Database db(empty);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+}
+
+TEST_F(StorageTest, StorageFindsLatestRunAndResolvesPrefixes) {
+  Database db(db_path());
+  EXPECT_THROW(resolve_run(db, "latest"), StorageError);
+  db.begin_run(make_run("abcd1111-aaaa", "2024-05-02T10:00:00Z"));
+  db.begin_run(make_run("abcd2222-bbbb", "2024-05-01T10:00:00Z"));  // started earlier
+  db.begin_run(make_run("ef012345-cccc", "2024-05-02T10:00:00Z"));  // same time, inserted later
+
+  EXPECT_EQ(db.latest_run_uuid(), "ef012345-cccc");
+  EXPECT_EQ(db.run_uuids(),
+            (std::vector<std::string>{"abcd2222-bbbb", "abcd1111-aaaa", "ef012345-cccc"}));
+
+  EXPECT_EQ(resolve_run(db, "latest"), "ef012345-cccc");
+  EXPECT_EQ(resolve_run(db, "abcd1"), "abcd1111-aaaa");
+  EXPECT_EQ(resolve_run(db, "ef01"), "ef012345-cccc");
+  EXPECT_EQ(resolve_run(db, "abcd2222-bbbb"), "abcd2222-bbbb");
+  try {
+    resolve_run(db, "abcd");
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("abcd1111-aaaa"), std::string::npos) << message;
+    EXPECT_NE(message.find("abcd2222-bbbb"), std::string::npos) << message;
+  }
+  try {
+    resolve_run(db, "9999");
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    EXPECT_NE(std::string(e.what()).find("9999"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(resolve_run(db, "ef0"), StorageError);  // fewer than 4 characters
+  EXPECT_THROW(resolve_run(db, ""), StorageError);
+}
+
+TEST_F(StorageTest, StorageViewsAnswerCommonQuestions) {
+  Database db(db_path());
+  const std::string uuid = "eeee0001";
+  db.begin_run(make_run(uuid, "2024-05-01T10:00:00Z"));
+  // Medians by hand: {0.5, 0.1, 0.3} → 0.3; {8, 2, 1, 4} → (2 + 4) / 2 = 3; {} → NULL; {7} → 7.
+  const int64_t odd =
+      db.store_trial(uuid, make_spec(uuid, 0, "off"), make_result("ok", {0.5, 0.1, 0.3}));
+  const int64_t even =
+      db.store_trial(uuid, make_spec(uuid, 1, "on"), make_result("invalid", {8.0, 2.0, 1.0, 4.0}));
+  const int64_t failed = db.store_trial(uuid, make_spec(uuid, 2, "on"), make_result("failed", {}));
+  db.store_trial(uuid, make_spec(uuid, 3, "off"), make_result("ok", {7.0}));
+  db.begin_run(make_run("eeee0002", "2024-05-02T10:00:00Z"));  // no trials yet
+
+  SQLite::Statement medians(db.connection(),
+                            "SELECT trial_id, status, n_samples, median_seconds, items_per_second, "
+                            "peak_rss_bytes, arm, host FROM v_trial_medians WHERE run_uuid = ? "
+                            "ORDER BY sequence");
+  medians.bind(1, uuid);
+  ASSERT_TRUE(medians.executeStep());
+  EXPECT_EQ(medians.getColumn(0).getInt64(), odd);
+  EXPECT_EQ(medians.getColumn(1).getString(), "ok");
+  EXPECT_EQ(medians.getColumn(2).getInt(), 3);
+  EXPECT_DOUBLE_EQ(medians.getColumn(3).getDouble(), 0.3);
+  EXPECT_DOUBLE_EQ(medians.getColumn(4).getDouble(), 321.25);
+  EXPECT_EQ(medians.getColumn(5).getInt64(), 123456789);
+  EXPECT_EQ(medians.getColumn(6).getString(), "off");
+  EXPECT_EQ(medians.getColumn(7).getString(), "bench-1");
+  ASSERT_TRUE(medians.executeStep());
+  EXPECT_EQ(medians.getColumn(0).getInt64(), even);
+  EXPECT_EQ(medians.getColumn(1).getString(), "invalid");
+  EXPECT_EQ(medians.getColumn(2).getInt(), 4);
+  EXPECT_DOUBLE_EQ(medians.getColumn(3).getDouble(), 3.0);
+  ASSERT_TRUE(medians.executeStep());
+  EXPECT_EQ(medians.getColumn(0).getInt64(), failed);
+  EXPECT_EQ(medians.getColumn(2).getInt(), 0);
+  EXPECT_TRUE(medians.getColumn(3).isNull());
+  ASSERT_TRUE(medians.executeStep());
+  EXPECT_DOUBLE_EQ(medians.getColumn(3).getDouble(), 7.0);
+  EXPECT_FALSE(medians.executeStep());
+
+  SQLite::Statement runs(db.connection(),
+                         "SELECT uuid, cpu_model, libtorch_version, trials_ok, trials_invalid, "
+                         "trials_failed, status FROM v_runs ORDER BY started_at");
+  ASSERT_TRUE(runs.executeStep());
+  EXPECT_EQ(runs.getColumn(0).getString(), uuid);
+  EXPECT_EQ(runs.getColumn(1).getString(), "Test CPU @ 3.0GHz");
+  EXPECT_EQ(runs.getColumn(2).getString(), "1.13.1");
+  EXPECT_EQ(runs.getColumn(3).getInt(), 2);
+  EXPECT_EQ(runs.getColumn(4).getInt(), 1);
+  EXPECT_EQ(runs.getColumn(5).getInt(), 1);
+  EXPECT_EQ(runs.getColumn(6).getString(), "running");
+  ASSERT_TRUE(runs.executeStep());
+  EXPECT_EQ(runs.getColumn(0).getString(), "eeee0002");
+  EXPECT_EQ(runs.getColumn(3).getInt(), 0);
+  EXPECT_EQ(runs.getColumn(4).getInt(), 0);
+  EXPECT_EQ(runs.getColumn(5).getInt(), 0);
+  EXPECT_FALSE(runs.executeStep());
+
+  // One row per sample, in order, with the trial's context beside it.
+  SQLite::Statement samples(db.connection(),
+                            "SELECT sample_index, seconds, experiment, knob, arm, model, preset, "
+                            "mode, batch, label, host, process_index FROM v_samples "
+                            "WHERE trial_id = ? ORDER BY sample_index");
+  samples.bind(1, odd);
+  std::vector<double> seconds;
+  while (samples.executeStep()) {
+    EXPECT_EQ(samples.getColumn(0).getInt(), static_cast<int>(seconds.size()));
+    seconds.push_back(samples.getColumn(1).getDouble());
+    EXPECT_EQ(samples.getColumn(3).getString(), "no_grad");
+    EXPECT_EQ(samples.getColumn(5).getString(), "resnet50");
+    EXPECT_EQ(samples.getColumn(6).getString(), "tiny");
+    EXPECT_EQ(samples.getColumn(7).getString(), "infer");
+    EXPECT_EQ(samples.getColumn(8).getInt(), 4);
+    EXPECT_EQ(samples.getColumn(9).getString(), "nightly");
+    EXPECT_EQ(samples.getColumn(10).getString(), "bench-1");
+  }
+  EXPECT_EQ(seconds, (std::vector<double>{0.5, 0.1, 0.3}));
+  EXPECT_EQ(count(db, "v_samples"), 8);
+}
+
+}  // namespace
+}  // namespace tunebench::storage
