@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# The main job for a newcomer: set up, build (Debian's LibTorch), and show what tunebench
-# measures. The results database is results/tunebench.sqlite.
+# The main job for a newcomer: set up, build (Debian's LibTorch), run the smoke suite into the
+# default database results/tunebench.sqlite and show the results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash ci/setup.sh
 bash ci/build.sh debian
-mkdir -p results
+tb=build/debian/tunebench
 echo
-build/debian/tunebench models
+$tb models
 echo
-echo "Not built yet: the experiment harness (tunebench run, the smoke suite into"
-echo "results/tunebench.sqlite) and the report. Until then this job shows the model table."
+status=0
+$tb run --suite suites/smoke.json --label quickstart || status=$?
+echo
+$tb show latest
+echo
+echo "Results database: $(pwd)/results/tunebench.sqlite (schema: results/README.md)"
+echo "The HTML report is not built yet (reports/ is its own issue): 'tunebench show' above is the report."
+exit $status

@@ -163,6 +163,7 @@ std::string format_run(const RunReport& report) {
       "reduces it; [95% hierarchical bootstrap interval]\n";
   for (const auto& x : report.experiments) {
     out += fmt::format("\n{}  ({} {} {}, batch {})\n", x.name, x.model, x.preset, x.mode, x.batch);
+    if (x.knob == "aa") out += "  A/A control: both arms identical; expect no measurable effect\n";
     if (!x.claim.empty()) out += "  claim: " + x.claim + "\n";
     if (!x.false_claim.empty()) out += "  false claim in the sources: " + x.false_claim + "\n";
     for (const auto& a : x.arms) {

@@ -214,8 +214,12 @@ std::vector<std::string> nearest(const std::string& id, size_t n) {
   for (const auto& k : catalog()) scored.emplace_back(edit_distance(id, k.id), k.id);
   std::stable_sort(scored.begin(), scored.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Only ids a typo away: at most a third of the name's letters (and at least 2) differ.
+  const size_t limit = std::max<size_t>(2, id.size() / 3);
   std::vector<std::string> out;
-  for (size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(scored[i].second);
+  for (size_t i = 0; i < scored.size() && out.size() < n; ++i) {
+    if (scored[i].first <= limit) out.push_back(scored[i].second);
+  }
   return out;
 }
 

@@ -38,7 +38,7 @@ struct Knob {
 // Every catalog id, in catalog order.
 const std::vector<Knob>& catalog();
 const Knob* find(const std::string& id);
-// Up to `n` catalog ids closest to `id` (edit distance), for "did you mean".
+// Up to `n` catalog ids within a typo of `id` (edit distance), closest first, for "did you mean".
 std::vector<std::string> nearest(const std::string& id, size_t n = 3);
 
 // Facts about this host that decide applicability.

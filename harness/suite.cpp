@@ -67,9 +67,9 @@ const knobs::Knob& knob_of(const Context& ctx, const json& id, const std::string
   if (!k) {
     std::string near;
     for (const auto& n : knobs::nearest(id)) near += (near.empty() ? "" : ", ") + n;
-    ctx.fail(where,
-             fmt::format("unknown knob \"{}\"; nearest catalog ids: {} (tunebench list shows all)",
-                         id.get<std::string>(), near));
+    ctx.fail(where, fmt::format(
+                        "unknown knob \"{}\"; {} (tunebench list shows all)", id.get<std::string>(),
+                        near.empty() ? "no catalog id is close" : "nearest catalog ids: " + near));
   }
   return *k;
 }
@@ -98,7 +98,7 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
                             const std::string& where, const knobs::HostCaps& host) {
   if (!e.is_object()) ctx.fail(where, "must be an object, got " + short_dump(e));
   std::vector<std::string> allowed = kSharedFields;
-  for (const char* k : {"name", "knob", "factorial", "arms"}) allowed.push_back(k);
+  for (const char* k : {"name", "knob", "factorial", "arms", "aa"}) allowed.push_back(k);
   only_keys(ctx, e, where, allowed);
   json merged = defaults;
   for (const auto& [k, v] : e.items()) merged[k] = v;
@@ -133,7 +133,13 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
     const knobs::Knob& k = knob_of(ctx, e["knob"], where + "/knob");
     x.knob = k.id;
     used.push_back(&k);
-    json arms = e.value("arms", json{{"off", {{k.id, k.off}}}, {"on", {{k.id, k.on}}}});
+    const bool aa = e.value("aa", false) == true;
+    if (e.contains("aa") && !e["aa"].is_boolean()) ctx.fail(where + "/aa", "must be true or false");
+    if (aa && e.contains("arms"))
+      ctx.fail(where + "/arms", "an A/A control runs the knob's ON arm twice: give no arms");
+    // An A/A control: both arms identical (the knob ON), to measure the noise floor of the
+    // experiment itself; its effect should be "no measurable effect".
+    json arms = e.value("arms", json{{"off", {{k.id, aa ? k.on : k.off}}}, {"on", {{k.id, k.on}}}});
     if (!arms.is_object() || !arms.contains("off") || !arms.contains("on") || arms.size() != 2) {
       ctx.fail(where + "/arms",
                "must be {\"off\": {settings}, \"on\": {settings}}, got " + short_dump(arms));
@@ -141,7 +147,9 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
     for (const char* name : {"off", "on"}) {
       x.arms.push_back({name, checked_settings(ctx, arms[name], where + "/arms/" + name, host)});
     }
-    if (x.arms[0].settings == x.arms[1].settings) {
+    x.aa = aa;
+    if (aa) x.knob = "aa";  // not the knob's effect: the experiment's noise floor
+    if (!aa && x.arms[0].settings == x.arms[1].settings) {
       ctx.fail(where + "/arms",
                "the off and on arms set the same values: nothing would be compared");
     }
@@ -175,8 +183,8 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
     }
   }
   x.name = e.contains("name") ? text(ctx, e, where, "name", "", true)
-                              : fmt::format("{}.{}-{}-{}",
-                                            has_knob ? x.knob : [&] {
+                              : fmt::format("{}{}.{}-{}-{}", x.aa ? "aa." : "",
+                                            has_knob ? used.front()->id : [&] {
                                               std::string s;
                                               for (const auto& f : x.factors) s += (s.empty() ? "" : "+") + f;
                                               return s;
@@ -194,7 +202,8 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
 
 std::string line_and_column(const std::string& text, size_t byte) {
   size_t line = 1, column = 1;
-  for (size_t i = 0; i < byte && i < text.size(); ++i) {
+  // nlohmann's byte count is 1-based: the offending character is at byte − 1.
+  for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
     if (text[i] == '\n') {
       ++line;
       column = 1;

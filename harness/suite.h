@@ -20,6 +20,8 @@
 // Per experiment (each may also be given in "defaults"): name (default knob.model-preset-mode),
 // options (model options), settings (applied to every arm), batch, processes (worker processes
 // per arm), warmup (iterations), samples (per process), iterations (per sample), timeout_s.
+// "aa": true makes an experiment an A/A control: both arms run the knob's ON setting, so its
+// effect measures the noise floor and should come out as "no measurable effect".
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -57,6 +59,7 @@ struct Experiment {
   int iterations = 1;
   double timeout_s = 300;
   std::string not_applicable;  // why it cannot run on this host/build; empty when it can
+  bool aa = false;             // an A/A control: both arms run the knob's ON setting
 };
 
 struct Suite {

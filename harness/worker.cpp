@@ -226,6 +226,7 @@ TrialResult run_trial(const TrialSpec& spec) {
 
   // The measured region: peak RSS from a reset high-water mark, page faults, samples.
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
+  const int64_t rss_at_start = status_kb("VmRSS");
   const int64_t faults_before = page_faults();
   SampleCollector collector;
   static bool initialized = false;
@@ -250,7 +251,9 @@ TrialResult run_trial(const TrialSpec& spec) {
       ->UseManualTime()
       ->Iterations(spec.iterations)
       ->Repetitions(spec.samples);
+  const auto measured_start = Clock::now();
   benchmark::RunSpecifiedBenchmarks(&collector);
+  const double measured_wall = std::chrono::duration<double>(Clock::now() - measured_start).count();
   const int64_t iterations = int64_t(spec.samples) * spec.iterations;
   result.page_faults_per_iteration = double(page_faults() - faults_before) / double(iterations);
   result.peak_rss_bytes = status_kb("VmHWM");
@@ -270,9 +273,14 @@ TrialResult run_trial(const TrialSpec& spec) {
   evidence["mems_allowed"] = status_text("Mems_allowed_list");
   evidence["grad_mode_in_step"] = grad_mode_in_step;
   if (train) evidence["grads_defined_after_zero"] = grads_defined_after_zero;
-  result.evidence = evidence;
+  evidence["rss_at_measurement_start_bytes"] = rss_at_start;
 
   result.sample_seconds = collector.seconds;
+  // What Google Benchmark's machinery and our timing added beyond the timed steps, per sample.
+  double timed = 0;
+  for (double s : collector.seconds) timed += s * spec.iterations;
+  evidence["harness_seconds_per_sample"] = (measured_wall - timed) / std::max(1, spec.samples);
+  result.evidence = evidence;
   if (!collector.error.empty()) {
     result.status = "failed";
     result.error = "benchmark error: " + collector.error;

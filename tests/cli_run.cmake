@@ -1,0 +1,80 @@
+# `tunebench run`, `show`, `export` and `list` end to end, as a user meets them: a small suite into
+# a fresh database, then a broken suite that must leave that database untouched.
+# Run by ctest: cmake -DTUNEBENCH=<binary> -DSOURCE=<source dir> -DWORK=<scratch dir> -P cli_run.cmake
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(db ${WORK}/results.sqlite)
+
+function(run_tb expected_rc out_var)
+  execute_process(COMMAND ${TUNEBENCH} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  WORKING_DIRECTORY ${SOURCE})
+  if(NOT rc EQUAL expected_rc)
+    message(FATAL_ERROR "tunebench ${ARGN}: exit ${rc}, expected ${expected_rc}\n${out}\n${err}")
+  endif()
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+function(expect text haystack what)
+  string(FIND "${haystack}" "${text}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${what}: output lacks '${text}'\n${haystack}")
+  endif()
+endfunction()
+
+# A complete run.
+run_tb(0 out run --suite tests/suites/mini.json --db ${db} --label cli-test)
+expect("completed: 8 trials, 0 failed, 0 invalid" "${out}" "run")
+expect("not applicable: channels_last.gpt-tiny-infer: channels_last: applies to resnet50 only" "${out}" "run")
+
+# show latest: every experiment with its effect, interval, verdict and evidence.
+run_tb(0 out show latest --db ${db})
+foreach(text "no_grad.resnet50-tiny-infer" "omp_threads.gpt-tiny-infer" "claim: faster and less memory"
+        "effect on time: " "evidence: threads=1 OMP_NUM_THREADS=1" "grad_mode=off" "not applicable here:")
+  expect("${text}" "${out}" "show")
+endforeach()
+string(REGEX MATCH "effect on time: [0-9.]+x \\[[0-9.]+, [0-9.]+\\] (helps|hurts|no measurable effect)" effect "${out}")
+if(NOT effect)
+  message(FATAL_ERROR "show: no effect with interval and verdict\n${out}")
+endif()
+
+# exports
+run_tb(0 out export latest --db ${db} --format csv)
+expect("run,experiment,knob,arm,model,preset,mode,batch,process_index,trial_status,sample_index,seconds_per_iteration" "${out}" "csv")
+string(REGEX MATCHALL "\n[^\n]+,ok,[0-9]+,[0-9.e-]+" rows "${out}")
+list(LENGTH rows n)
+if(NOT n EQUAL 24)
+  message(FATAL_ERROR "csv: expected 24 sample rows (8 trials x 3 samples), got ${n}\n${out}")
+endif()
+run_tb(0 out export latest --db ${db} --format gbench)
+expect("\"run_type\": \"iteration\"" "${out}" "gbench")
+expect("\"name\": \"no_grad.resnet50-tiny-infer/off\"" "${out}" "gbench")
+run_tb(2 out export latest --db ${db} --format xml)
+
+# A broken suite: one clear message with the file and the JSON path, exit 2, database untouched.
+file(SHA256 ${db} before)
+run_tb(2 out run --suite tests/suites/broken_knob.json --db ${db})
+expect("tests/suites/broken_knob.json: /experiments/0/knob: unknown knob \"no_grd\"; nearest catalog ids: no_grad" "${out}" "broken knob")
+run_tb(2 out run --suite tests/suites/broken_syntax.json --db ${db})
+expect("broken_syntax.json: line 4, column" "${out}" "broken syntax")
+file(SHA256 ${db} after)
+if(NOT before STREQUAL after)
+  message(FATAL_ERROR "a broken suite changed the database")
+endif()
+run_tb(2 out run --suite tests/suites/broken_knob.json --db ${WORK}/never.sqlite)
+if(EXISTS ${WORK}/never.sqlite)
+  message(FATAL_ERROR "a broken suite created a database")
+endif()
+
+# Reading a database that is not there is an error, not an empty database.
+run_tb(2 out show latest --db ${WORK}/missing.sqlite)
+expect("does not exist" "${out}" "missing db")
+if(EXISTS ${WORK}/missing.sqlite)
+  message(FATAL_ERROR "show created a database")
+endif()
+
+# list: every catalog id, applicable or not with the reason.
+run_tb(0 out list --suites ${SOURCE}/suites)
+foreach(text "no_grad" "omp_threads" "ddp_no_sync" "cuda_graphs" "not implemented yet" "smoke (")
+  expect("${text}" "${out}" "list")
+endforeach()
+file(REMOVE_RECURSE ${WORK})

@@ -1,0 +1,124 @@
+// The knob catalog and the evidence checks, without torch.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "harness/knobs.h"
+
+namespace tunebench::knobs {
+namespace {
+
+TEST(Knobs, TheCatalogHasEveryIdOnce) {
+  const std::vector<std::string> expected{"no_grad",
+                                          "inference_mode",
+                                          "zero_grad_none",
+                                          "conv_bias_off",
+                                          "anomaly_off",
+                                          "profiler_off",
+                                          "checkpoint",
+                                          "inplace_act",
+                                          "grad_accum",
+                                          "preallocate",
+                                          "jit_fusion",
+                                          "builtin_ops",
+                                          "flash_attention",
+                                          "causal_mask_fly",
+                                          "channels_last",
+                                          "amp",
+                                          "tf32",
+                                          "dims_mult8",
+                                          "vocab_pad",
+                                          "cudnn_benchmark",
+                                          "fused_adamw",
+                                          "quantize_linear",
+                                          "freeze_script",
+                                          "omp_threads",
+                                          "omp_affinity",
+                                          "omp_runtime",
+                                          "allocator",
+                                          "malloc_tunables",
+                                          "numa_bind",
+                                          "multi_instance",
+                                          "empty_cache",
+                                          "pinned_memory",
+                                          "on_device_alloc",
+                                          "avoid_sync",
+                                          "cuda_graphs",
+                                          "streams_overlap",
+                                          "dataloader_workers",
+                                          "ddp_scaling",
+                                          "ddp_no_sync"};
+  std::vector<std::string> ids;
+  for (const auto& k : catalog()) {
+    ids.push_back(k.id);
+    EXPECT_FALSE(k.claim.empty()) << k.id;
+  }
+  EXPECT_EQ(ids, expected);
+  EXPECT_FALSE(find("inplace_act")->false_claim.empty());
+  EXPECT_FALSE(find("cudnn_benchmark")->false_claim.empty());
+}
+
+TEST(Knobs, NearestIdsSuggestTheIntendedOne) {
+  EXPECT_EQ(nearest("no_grd").front(), "no_grad");
+  EXPECT_EQ(nearest("allocater").front(), "allocator");
+  EXPECT_EQ(nearest("chanels_last").front(), "channels_last");
+}
+
+TEST(Knobs, ProcessSettingsBecomeEnvironmentAndPreloads) {
+  const auto setup = process_setup({{"omp_threads", 3}, {"allocator", "jemalloc_nodecay"}});
+  EXPECT_EQ(setup.env.at("OMP_NUM_THREADS"), "3");
+  EXPECT_EQ(setup.env.at("MALLOC_CONF"), "dirty_decay_ms:-1,muzzy_decay_ms:-1");
+  ASSERT_EQ(setup.preload.size(), 1u);
+  EXPECT_NE(setup.preload[0].find("libjemalloc.so"), std::string::npos);
+  EXPECT_TRUE(process_setup({{"allocator", "glibc"}}).preload.empty());
+}
+
+TEST(Knobs, ValuesAreChecked) {
+  EXPECT_THROW(validate_value(*find("omp_threads"), 0), std::invalid_argument);
+  EXPECT_THROW(validate_value(*find("omp_threads"), "two"), std::invalid_argument);
+  EXPECT_NO_THROW(validate_value(*find("omp_threads"), "all"));
+  EXPECT_THROW(validate_value(*find("allocator"), "mimalloc"), std::invalid_argument);
+  EXPECT_THROW(validate_value(*find("allocator"), "/tmp/evil.so"), std::invalid_argument);
+  EXPECT_THROW(validate_value(*find("no_grad"), 1), std::invalid_argument);
+}
+
+TEST(Knobs, EvidenceThatContradictsTheSettingsIsReported) {
+  const nlohmann::json settings = {
+      {"omp_threads", 2}, {"allocator", "jemalloc"}, {"no_grad", true}};
+  const nlohmann::json agrees = {{"torch_threads", 2},
+                                 {"env", {{"OMP_NUM_THREADS", "2"}}},
+                                 {"allocator", "jemalloc"},
+                                 {"grad_mode_in_step", false}};
+  EXPECT_TRUE(check_evidence(settings, Mode::infer, agrees).empty());
+  nlohmann::json wrong = agrees;
+  wrong["torch_threads"] = 1;
+  wrong["allocator"] = "glibc";
+  wrong["grad_mode_in_step"] = true;
+  const auto problems = check_evidence(settings, Mode::infer, wrong);
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_EQ(problems[0], "allocator=jemalloc but the worker had \"glibc\" mapped");
+  EXPECT_EQ(problems[1], "no_grad=true but grad mode in the measured step was true");
+  EXPECT_EQ(problems[2], "omp_threads=2 but the worker ran 1 intra-op threads");
+  EXPECT_FALSE(check_evidence({{"channels_last", true}}, Mode::infer,
+                              {{"input_channels_last", true}, {"weight_channels_last", false}})
+                   .empty());
+  EXPECT_FALSE(
+      check_evidence({{"zero_grad_none", true}}, Mode::train, {{"grads_defined_after_zero", true}})
+          .empty());
+}
+
+TEST(Knobs, ApplicabilityHasReasons) {
+  HostCaps one_core;
+  one_core.cores = 1;
+  one_core.cuda_reason = "no CUDA device on this host";
+  EXPECT_EQ(not_applicable_reason(*find("omp_threads"), "gpt", Mode::infer, one_core),
+            "this host has 1 core: nothing to sweep");
+  EXPECT_EQ(not_applicable_reason(*find("zero_grad_none"), "gpt", Mode::infer, one_core),
+            "applies to train only, not infer");
+  EXPECT_EQ(not_applicable_reason(*find("ddp_scaling"), "gpt", Mode::train, one_core),
+            "not implemented yet");
+  EXPECT_EQ(not_applicable_reason(*find("no_grad"), "dlrm", Mode::infer, one_core), "");
+}
+
+}  // namespace
+}  // namespace tunebench::knobs

@@ -1,0 +1,153 @@
+// Suites: validation messages (file, JSON path, offending value, what would be valid), expansion
+// into interleaved trials, factorial arms, applicability.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "harness/suite.h"
+
+namespace tunebench::suite {
+namespace {
+
+knobs::HostCaps two_cores() {
+  knobs::HostCaps host;
+  host.cores = 2;
+  host.cuda_reason = "no CUDA device on this host";
+  return host;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse(text, "s.json", two_cores());
+  } catch (const SuiteError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string one(const std::string& experiment) {
+  return R"({"name": "t", "experiments": [)" + experiment + "]}";
+}
+
+TEST(Suite, TheShippedSuitesAreValid) {
+  const Suite smoke = load(TUNEBENCH_SOURCE_DIR "/suites/smoke.json", two_cores());
+  EXPECT_EQ(smoke.name, "smoke");
+  EXPECT_EQ(smoke.hash.size(), 64u);
+  for (const auto& x : smoke.experiments) EXPECT_EQ(x.not_applicable, "") << x.name;
+  for (const std::string id :
+       {"no_grad", "zero_grad_none", "channels_last", "omp_threads", "allocator"}) {
+    EXPECT_TRUE(std::any_of(smoke.experiments.begin(), smoke.experiments.end(),
+                            [&](const Experiment& x) { return x.knob == id; }))
+        << id;
+  }
+}
+
+TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grd", "model": "resnet50", "preset": "tiny"})")),
+            "s.json: /experiments/0/knob: unknown knob \"no_grd\"; nearest catalog ids: no_grad "
+            "(tunebench list shows all)");
+  EXPECT_EQ(error_of(one(R"({"knob": "speed_up", "model": "resnet50", "preset": "tiny"})")),
+            "s.json: /experiments/0/knob: unknown knob \"speed_up\"; no catalog id is close "
+            "(tunebench list shows all)");
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "huge"})")),
+            "s.json: /experiments/0: unknown preset 'huge' for model 'resnet50'; valid presets: "
+            "tiny, full");
+  EXPECT_EQ(
+      error_of(
+          one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "batchsize": 3})")),
+      "s.json: /experiments/0/batchsize: unknown field \"batchsize\"; valid fields: processes, "
+      "warmup, samples, iterations, timeout_s, batch, mode, model, preset, options, settings, "
+      "name, knob, factorial, arms, aa");
+  EXPECT_EQ(
+      error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "samples": -1})")),
+      "s.json: /experiments/0/samples: must be an integer from 1 to 1000000, got -1");
+  EXPECT_EQ(
+      error_of(one(R"({"knob": "omp_threads", "model": "gpt", "preset": "tiny",
+                            "arms": {"off": {"omp_threads": 0}, "on": {"omp_threads": 2}}})")),
+      "s.json: /experiments/0/arms/off/omp_threads: omp_threads must be a thread count from 1 to "
+      "4096 or \"all\", got 0");
+  EXPECT_EQ(error_of(one(
+                R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "mode": "eval"})")),
+            "s.json: /experiments/0/mode: mode must be \"infer\" or \"train\", got \"eval\"");
+  EXPECT_NE(error_of("{\"name\": \"t\",\n \"experiments\": [,]}")
+                .find("s.json: line 2, column 18: not valid JSON"),
+            std::string::npos)
+      << error_of("{\"name\": \"t\",\n \"experiments\": [,]}");
+  EXPECT_EQ(error_of(R"({"name": "t", "experiments": []})"),
+            "s.json: /experiments: must be a non-empty array of experiments");
+  EXPECT_NE(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                            "arms": {"off": {"no_grad": true}, "on": {"no_grad": true}}})"))
+                .find("nothing would be compared"),
+            std::string::npos);
+  EXPECT_NE(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny"},
+                            {"knob": "no_grad", "model": "resnet50", "preset": "tiny"})"))
+                .find("is used twice"),
+            std::string::npos);
+}
+
+TEST(Suite, ExpansionInterleavesArmsAbbaAndSharesTheSeed) {
+  const Suite s =
+      parse(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "processes": 4})"),
+            "s.json", two_cores());
+  const auto trials = expand(s, "", two_cores());
+  std::vector<std::string> arms;
+  for (const auto& t : trials) arms.push_back(t.arm);
+  EXPECT_EQ(arms, (std::vector<std::string>{"off", "on", "on", "off", "off", "on", "on", "off"}));
+  for (size_t i = 0; i < trials.size(); ++i) {
+    EXPECT_EQ(trials[i].sequence, int(i));
+    EXPECT_EQ(trials[i].seed, trials[0].seed);        // same weights and batch in both arms
+    EXPECT_EQ(trials[i].settings["omp_threads"], 2);  // every trial sets its thread count
+    EXPECT_EQ(trials[i].settings["allocator"], "glibc");
+    EXPECT_EQ(trials[i].settings["no_grad"], trials[i].arm == "on");
+  }
+  EXPECT_EQ(trials[0].process_index, 0);
+  EXPECT_EQ(trials[7].process_index, 3);
+}
+
+TEST(Suite, FactorialExperimentsHaveEveryCell) {
+  const Suite s = parse(one(R"({"factorial": ["channels_last", "no_grad"], "model": "resnet50",
+                               "preset": "tiny", "processes": 1})"),
+                        "s.json", two_cores());
+  const auto trials = expand(s, "", two_cores());
+  ASSERT_EQ(trials.size(), 4u);
+  EXPECT_EQ(trials[0].arm, "channels_last=off,no_grad=off");
+  EXPECT_EQ(trials[3].arm, "channels_last=on,no_grad=on");
+  EXPECT_EQ(trials[2].settings["channels_last"], true);
+  EXPECT_EQ(trials[2].settings["no_grad"], false);
+  EXPECT_EQ(trials[0].knob, "factorial");
+}
+
+TEST(Suite, AaControlsRunTheSameArmTwice) {
+  const Suite s =
+      parse(one(R"({"aa": true, "knob": "no_grad", "model": "resnet50", "preset": "tiny"})"),
+            "s.json", two_cores());
+  EXPECT_EQ(s.experiments[0].name, "aa.no_grad.resnet50-tiny-infer");
+  EXPECT_EQ(s.experiments[0].knob, "aa");
+  EXPECT_EQ(s.experiments[0].arms[0].settings, s.experiments[0].arms[1].settings);
+}
+
+TEST(Suite, NotApplicableExperimentsAreKeptWithTheirReasonAndNotRun) {
+  const Suite s = parse(one(R"({"knob": "channels_last", "model": "gpt", "preset": "tiny"},
+                               {"knob": "no_grad", "model": "gpt", "preset": "tiny", "mode": "train"},
+                               {"knob": "tf32", "model": "gpt", "preset": "tiny"},
+                               {"knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
+                        "s.json", two_cores());
+  EXPECT_EQ(s.experiments[0].not_applicable, "channels_last: applies to resnet50 only, not gpt");
+  EXPECT_EQ(s.experiments[1].not_applicable, "no_grad: applies to infer only, not train");
+  EXPECT_EQ(s.experiments[2].not_applicable, "tf32: not implemented yet");
+  EXPECT_EQ(s.experiments[3].not_applicable, "");
+  const auto trials = expand(s, "", two_cores());
+  for (const auto& t : trials) EXPECT_EQ(t.experiment, "no_grad.gpt-tiny-infer");
+}
+
+TEST(Suite, FilterSelectsExperimentsAndRejectsBadPatterns) {
+  const Suite s = parse(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny"},
+                               {"knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
+                        "s.json", two_cores());
+  EXPECT_EQ(expand(s, "gpt", two_cores()).size(), 4u);
+  EXPECT_THROW(expand(s, "(", two_cores()), SuiteError);
+  EXPECT_THROW(expand(s, "dlrm", two_cores()), SuiteError);
+}
+
+}  // namespace
+}  // namespace tunebench::suite
