@@ -29,18 +29,31 @@ done
 .venv/bin/python - "$out" "${benchmarks[@]}" <<'PY'
 import glob, json, statistics, sys
 out, names = sys.argv[1], sys.argv[2:]
-print(f"{'benchmark':<24} {'C++ ms':>9} {'Python ms':>10} {'C++/Python':>11}   per invocation (C++ | Python)")
+import random
+
+def pooled_median(groups):
+    return statistics.median([t for g in groups for t in g])
+
+def interval(cpp_runs, py_runs, resamples=2000, seed=7):
+    # Hierarchical bootstrap: resample invocations, then samples within them, on each side.
+    rng = random.Random(seed)
+    def draw(groups):
+        picked = [rng.choice(groups) for _ in groups]
+        return [[rng.choice(g) for _ in g] for g in picked]
+    ratios = sorted(pooled_median(draw(cpp_runs)) / pooled_median(draw(py_runs)) for _ in range(resamples))
+    return ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1]
+
+print(f"{'benchmark':<24} {'C++ ms':>9} {'Python ms':>10} {'C++/Python [95% interval]':>27}  verdict")
 for name in names:
-    cpp_runs, py_runs = [], []
-    for path in sorted(glob.glob(f"{out}/cpp-{name}-*.json")):
-        cpp_runs.append([b["real_time"] for b in json.load(open(path))["benchmarks"]
-                         if b.get("run_type") == "iteration"])
-    for path in sorted(glob.glob(f"{out}/python-{name}-*.jsonl")):
-        py_runs.append(json.loads(open(path).read())["repetitions_ms"])
-    c = statistics.median([t for r in cpp_runs for t in r])
-    p = statistics.median([t for r in py_runs for t in r])
-    per = " ".join(f"{statistics.median(r):.0f}" for r in cpp_runs) + " | " + \
-          " ".join(f"{statistics.median(r):.0f}" for r in py_runs)
-    print(f"{name:<24} {c:9.1f} {p:10.1f} {c / p:11.3f}   {per}")
-print("median ms per step over 2 invocations x 3 samples x 2 steps per side, ABBA order")
+    cpp_runs = [[b["real_time"] for b in json.load(open(path))["benchmarks"] if b.get("run_type") == "iteration"]
+                for path in sorted(glob.glob(f"{out}/cpp-{name}-*.json"))]
+    py_runs = [json.loads(open(path).read())["repetitions_ms"]
+               for path in sorted(glob.glob(f"{out}/python-{name}-*.jsonl"))]
+    c, p = pooled_median(cpp_runs), pooled_median(py_runs)
+    lo, hi = interval(cpp_runs, py_runs)
+    verdict = "C++ faster" if hi < 1 else "C++ slower" if lo > 1 else "no measurable difference"
+    print(f"{name:<24} {c:9.1f} {p:10.1f} {c / p:8.3f} [{lo:.3f}, {hi:.3f}]  {verdict}")
+print("median ms per step; C++ and Python invocations in ABBA order, 3 samples x 2 steps each;")
+print("interval: hierarchical bootstrap over invocations, then samples (2 invocations per side is few:")
+print("the interval is indicative)")
 PY

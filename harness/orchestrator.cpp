@@ -221,10 +221,29 @@ int run(const RunOptions& options) {
     if (!x.not_applicable.empty())
       not_applicable.push_back({{"experiment", x.name}, {"reason", x.not_applicable}});
   }
+  // The catalog's claim for every knob the suite uses, so that reports show claim and measurement
+  // side by side from the database alone.
+  json claims = json::object();
+  for (const auto& x : suite.experiments) {
+    std::vector<std::string> ids = x.factors;
+    for (const auto& arm : x.arms) {
+      for (const auto& [id, value] : arm.settings.items()) ids.push_back(id);
+    }
+    for (const auto& id : ids) {
+      if (const knobs::Knob* k = knobs::find(id)) {
+        claims[id] = {{"change", k->change},
+                      {"claim", k->claim},
+                      {"false_claim", k->false_claim},
+                      {"where", k->where},
+                      {"memory_effect", k->memory_effect}};
+      }
+    }
+  }
   run.suite = {{"path", suite.path},
                {"suite", suite.json},
                {"not_applicable", not_applicable},
-               {"filter", options.filter}};
+               {"filter", options.filter},
+               {"claims", claims}};
   run.label = options.label;
   run.git_revision = host::git_revision();
   run.command_line = options.command_line;

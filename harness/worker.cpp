@@ -1,6 +1,7 @@
 #include "harness/worker.h"
 
 #include <benchmark/benchmark.h>
+#include <numaif.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -108,6 +109,24 @@ std::string cpu_affinity() {
     if (CPU_ISSET(cpu, &set)) out += (out.empty() ? "" : ",") + std::to_string(cpu);
   }
   return out;
+}
+
+// The process's NUMA memory policy, as the kernel applies it (numactl --membind shows as "bind").
+std::string numa_policy() {
+  int mode = 0;
+  if (get_mempolicy(&mode, nullptr, 0, nullptr, 0) != 0) return "unknown";
+  switch (mode) {
+    case MPOL_DEFAULT:
+      return "default";
+    case MPOL_BIND:
+      return "bind";
+    case MPOL_INTERLEAVE:
+      return "interleave";
+    case MPOL_PREFERRED:
+      return "preferred";
+    default:
+      return "mode " + std::to_string(mode);
+  }
 }
 
 json environment_evidence() {
@@ -271,6 +290,7 @@ TrialResult run_trial(const TrialSpec& spec) {
   evidence["allocator"] = allocator;
   evidence["cpu_affinity"] = cpu_affinity();
   evidence["mems_allowed"] = status_text("Mems_allowed_list");
+  evidence["numa_policy"] = numa_policy();
   evidence["grad_mode_in_step"] = grad_mode_in_step;
   if (train) evidence["grads_defined_after_zero"] = grads_defined_after_zero;
   evidence["rss_at_measurement_start_bytes"] = rss_at_start;
