@@ -39,6 +39,27 @@ std::string evidence_line(const json& e) {
     parts.push_back("channels_last=" +
                     std::string(e["input_channels_last"] == true ? "yes" : "no"));
   }
+  if (e.contains("inference_mode_in_step") && e["inference_mode_in_step"] == true) {
+    parts.push_back("inference_mode=on");
+  }
+  if (e.contains("anomaly_mode_in_step")) {
+    parts.push_back("anomaly_detection=" +
+                    std::string(e["anomaly_mode_in_step"] == true ? "on" : "off"));
+  }
+  if (e.contains("mapped_libraries")) {
+    for (const auto& lib : e["mapped_libraries"]) {
+      if (lib.get<std::string>().rfind("libomp", 0) == 0)
+        parts.push_back("openmp=" + lib.get<std::string>());
+    }
+  }
+  if (e.contains("model") && e["model"].is_object()) {
+    for (const auto& [k, v] : e["model"].items()) {
+      if (k == "conv_bias_parameters" || k == "stored_mask_buffers" || k == "vocab_rows" ||
+          k == "builtin_ops" || k == "fused_attention" || k == "inplace_act") {
+        parts.push_back(k + "=" + v.dump());
+      }
+    }
+  }
   if (e.contains("cpu_affinity")) parts.push_back("cpus=" + e["cpu_affinity"].get<std::string>());
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : " ") + p;

@@ -38,19 +38,25 @@ std::vector<Knob> make_catalog() {
   no_grad.implemented = true;
   no_grad.modes = {Mode::infer};
   no_grad.memory_effect = true;
-  add(entry("inference_mode", exec, "no-grad → inference mode", "both",
-            "(beyond the documents: the stricter mode)"))
-      .modes = {Mode::infer};
+  Knob& k_inference_mode = add(entry("inference_mode", exec, "no-grad → inference mode", "both",
+                                     "(beyond the documents: the stricter mode)"));
+  k_inference_mode.modes = {Mode::infer};
+  k_inference_mode.implemented = true;
   Knob& zero = add(entry("zero_grad_none", exec, "zero gradients in place → set them to none",
                          "both", "fewer memory operations (000)"));
   zero.implemented = true;
   zero.modes = {Mode::train};
-  add(entry("conv_bias_off", exec, "conv with bias before batch norm → without", "both",
-            "bias is redundant before BN (000)"))
-      .models = {"resnet50"};
-  add(entry("anomaly_off", exec, "anomaly detection on → off", "both",
-            "debugging APIs slow training (000)"))
-      .modes = {Mode::train};
+  Knob& k_conv_bias_off =
+      add(entry("conv_bias_off", exec, "conv with bias before batch norm → without", "both",
+                "bias is redundant before BN (000)"));
+  k_conv_bias_off.models = {"resnet50"};
+  k_conv_bias_off.implemented = true;
+  k_conv_bias_off.model_option = "conv_bias";
+  k_conv_bias_off.option_inverted = true;
+  Knob& k_anomaly_off = add(entry("anomaly_off", exec, "anomaly detection on → off", "both",
+                                  "debugging APIs slow training (000)"));
+  k_anomaly_off.modes = {Mode::train};
+  k_anomaly_off.implemented = true;
   add(entry("profiler_off", exec, "autograd profiler recording → not", "both",
             "profiling and debugging APIs slow execution (000)"));
   Knob& ckpt =
@@ -62,6 +68,8 @@ std::vector<Knob> make_catalog() {
   ckpt.memory_effect = true;
   Knob& inplace = add(entry("inplace_act", exec, "out-of-place activations → in-place (relu_)",
                             "both", "saves memory (001)"));
+  inplace.implemented = true;
+  inplace.model_option = "inplace_act";
   inplace.models = {"resnet50"};
   inplace.memory_effect = true;
   inplace.false_claim =
@@ -82,17 +90,25 @@ std::vector<Knob> make_catalog() {
   add(entry(
       "jit_fusion", kern, "eager pointwise chain → TorchScript-fused", "both",
       "fusion amortises memory traffic and launches (000); compile 1.2-2x (001), 2.5x (004)"));
-  add(entry("builtin_ops", kern, "hand-written LayerNorm / GELU / attention → built-in fused ops",
-            "both", "built-in fused kernels are faster (004)"))
-      .models = {"gpt"};
-  add(entry("flash_attention", kern, "math attention → fused/flash attention", "both",
-            "up to 40 % faster (004)"))
-      .models = {"gpt"};
+  Knob& k_builtin_ops = add(entry("builtin_ops", kern,
+                                  "hand-written LayerNorm / GELU / attention → built-in fused ops",
+                                  "both", "built-in fused kernels are faster (004)"));
+  k_builtin_ops.models = {"gpt"};
+  k_builtin_ops.implemented = true;
+  k_builtin_ops.model_option = "builtin_ops";
+  Knob& k_flash_attention =
+      add(entry("flash_attention", kern, "math attention → fused/flash attention", "both",
+                "up to 40 % faster (004)"));
+  k_flash_attention.models = {"gpt"};
+  k_flash_attention.implemented = true;
+  k_flash_attention.model_option = "fused_attention";
   Knob& mask =
       add(entry("causal_mask_fly", kern, "causal mask stored as a buffer → made on the fly", "both",
                 "less memory, matters at long context (004)"));
+  mask.implemented = true;
   mask.models = {"gpt"};
   mask.memory_effect = true;
+  mask.model_option = "causal_mask_fly";
   Knob& cl = add(entry("channels_last", kern, "NCHW → NHWC model and input", "both",
                        "faster, with AMP on tensor cores (000)"));
   cl.implemented = true;
@@ -103,9 +119,11 @@ std::vector<Knob> make_catalog() {
   add(entry("dims_mult8", kern, "odd sizes → sizes padded to multiples of 8", "both",
             "tensor cores need multiples of 8 (000)"))
       .models = {"gpt"};
-  add(entry("vocab_pad", kern, "vocab 50257 → 50304 (next multiple of 64)", "both",
-            "~10 % faster (004)"))
-      .models = {"gpt"};
+  Knob& k_vocab_pad = add(entry("vocab_pad", kern, "vocab 50257 → 50304 (next multiple of 64)",
+                                "both", "~10 % faster (004)"));
+  k_vocab_pad.models = {"gpt"};
+  k_vocab_pad.implemented = true;
+  k_vocab_pad.model_option = "vocab_pad";
   Knob& cudnn =
       add(entry("cudnn_benchmark", kern, "cuDNN autotuner off → on (static and varying shapes)",
                 "cuda", "helps static shapes, can hurt varying ones (000, 002)"));
@@ -130,13 +148,15 @@ std::vector<Knob> make_catalog() {
   threads.phase = Phase::process_start;
   threads.off = 1;
   threads.on = "all";  // resolved to the host's cores when the suite is expanded
-  add(entry("omp_affinity", host,
-            "unbound → OMP_PROC_BIND=CLOSE, OMP_SCHEDULE=STATIC, GOMP_CPU_AFFINITY", "cpu",
-            "pinning threads steadies and speeds execution (000)"))
-      .phase = Phase::process_start;
-  add(entry("omp_runtime", host, "GNU libgomp → LLVM libomp preloaded", "cpu",
-            "sometimes faster (000)"))
-      .phase = Phase::process_start;
+  Knob& k_omp_affinity = add(entry(
+      "omp_affinity", host, "unbound → OMP_PROC_BIND=CLOSE, OMP_SCHEDULE=STATIC, GOMP_CPU_AFFINITY",
+      "cpu", "pinning threads steadies and speeds execution (000)"));
+  k_omp_affinity.phase = Phase::process_start;
+  k_omp_affinity.implemented = true;
+  Knob& k_omp_runtime = add(entry("omp_runtime", host, "GNU libgomp → LLVM libomp preloaded", "cpu",
+                                  "sometimes faster (000)"));
+  k_omp_runtime.phase = Phase::process_start;
+  k_omp_runtime.implemented = true;
   Knob& alloc =
       add(entry("allocator", host, "glibc malloc → jemalloc (or tcmalloc, jemalloc without decay)",
                 "cpu", "reuses memory, fewer system calls (000)"));
@@ -145,9 +165,12 @@ std::vector<Knob> make_catalog() {
   alloc.off = "glibc";
   alloc.on = "jemalloc";
   alloc.memory_effect = true;
-  add(entry("malloc_tunables", host, "glibc defaults → glibc told to keep freed memory", "cpu",
-            "(beyond the documents: the cheapest fix for allocator page-fault storms)"))
-      .phase = Phase::process_start;
+  Knob& k_malloc_tunables =
+      add(entry("malloc_tunables", host, "glibc defaults → glibc told to keep freed memory", "cpu",
+                "(beyond the documents: the cheapest fix for allocator page-fault storms)"));
+  k_malloc_tunables.phase = Phase::process_start;
+  k_malloc_tunables.implemented = true;
+  k_malloc_tunables.memory_effect = true;
   add(entry("numa_bind", host, "unbound → numactl --cpunodebind=N --membind=N", "cpu",
             "avoid cross-socket traffic (000)"))
       .phase = Phase::process_start;
@@ -193,7 +216,36 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+const char* kLlvmOpenMp = "/usr/lib/x86_64-linux-gnu/libomp.so.5";
 const std::vector<std::string> kAllocators{"glibc", "jemalloc", "jemalloc_nodecay", "tcmalloc"};
+
+// What the built model must show for a build-time switch; empty when it does.
+std::string check_model(const std::string& id, bool on, const json& model) {
+  if (!model.is_object()) return id + ": the worker read back no model structure";
+  auto fact = [&](const char* key) { return model.contains(key) ? model[key] : json(); };
+  bool ok = true;
+  std::string seen;
+  if (id == "conv_bias_off") {
+    ok = (fact("conv_bias_parameters") == 0) == on;
+    seen = fact("conv_bias_parameters").dump() + " conv bias parameters";
+  } else if (id == "inplace_act") {
+    ok = fact("inplace_act") == on;
+    seen = "in-place activations " + fact("inplace_act").dump();
+  } else if (id == "causal_mask_fly") {
+    ok = (fact("stored_mask_buffers") == 0) == on;
+    seen = fact("stored_mask_buffers").dump() + " stored mask buffers";
+  } else if (id == "vocab_pad") {
+    ok = (fact("vocab_rows") != fact("vocab_size")) == on;
+    seen = fact("vocab_rows").dump() + " embedding rows for vocab " + fact("vocab_size").dump();
+  } else if (id == "builtin_ops") {
+    ok = fact("builtin_ops") == on;
+    seen = "built-in ops " + fact("builtin_ops").dump();
+  } else if (id == "flash_attention") {
+    ok = fact("fused_attention") == on;
+    seen = "fused attention " + fact("fused_attention").dump();
+  }
+  return ok ? "" : fmt::format("{}={} but the built model has {}", id, on ? "true" : "false", seen);
+}
 
 }  // namespace
 
@@ -252,6 +304,9 @@ std::string not_applicable_reason(const Knob& knob, const std::string& model, Mo
   }
   if (knob.where == "cuda" && !host.cuda) return "needs a CUDA device: " + host.cuda_reason;
   if (knob.id == "omp_threads" && host.cores < 2) return "this host has 1 core: nothing to sweep";
+  if (knob.id == "omp_runtime" && !std::filesystem::exists(kLlvmOpenMp)) {
+    return "LLVM libomp is not installed (libomp5-14)";
+  }
   if (knob.id == "allocator" && !allocator_library("jemalloc")) {
     return "jemalloc is not installed (libjemalloc2)";
   }
@@ -302,6 +357,24 @@ ProcessSetup process_setup(const json& settings) {
     setup.env["MKL_NUM_THREADS"] = n;
     setup.env["OPENBLAS_NUM_THREADS"] = "1";  // LibTorch calls BLAS from its own threads
   }
+  if (settings.value("omp_affinity", false) == true) {
+    const int64_t n = settings.value("omp_threads", int64_t{1});
+    setup.env["OMP_PROC_BIND"] = "CLOSE";
+    setup.env["OMP_SCHEDULE"] = "STATIC";
+    setup.env["GOMP_CPU_AFFINITY"] = n > 1 ? fmt::format("0-{}", n - 1) : "0";
+  }
+  if (settings.value("omp_runtime", false) == true) {
+    setup.preload.push_back(kLlvmOpenMp);
+    setup.env["KMP_AFFINITY"] = "granularity=fine,compact,1,0";
+    setup.env["KMP_BLOCKTIME"] = "1";
+  }
+  if (settings.value("malloc_tunables", false) == true) {
+    // Keep freed memory in the process: no mmap for large blocks (each would be unmapped on free
+    // and faulted in again), and never trim the heap top.
+    setup.env["MALLOC_MMAP_MAX_"] = "0";
+    setup.env["MALLOC_TRIM_THRESHOLD_"] = "68719476736";
+    setup.env["MALLOC_TOP_PAD_"] = "268435456";
+  }
   if (settings.contains("allocator")) {
     const std::string allocator = settings["allocator"];
     if (auto lib = allocator_library(allocator)) setup.preload.push_back(*lib);
@@ -310,6 +383,17 @@ ProcessSetup process_setup(const json& settings) {
       setup.env["MALLOC_CONF"] = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
   }
   return setup;
+}
+
+json model_options(const json& settings, json options) {
+  if (!options.is_object()) options = json::object();
+  for (const auto& [id, value] : settings.items()) {
+    const Knob* k = find(id);
+    if (k && !k->model_option.empty() && value.is_boolean()) {
+      options[k->model_option] = k->option_inverted ? !value.get<bool>() : value.get<bool>();
+    }
+  }
+  return options;
 }
 
 std::vector<std::string> check_evidence(const json& settings, Mode mode, const json& evidence) {
@@ -345,6 +429,45 @@ std::vector<std::string> check_evidence(const json& settings, Mode mode, const j
         wrong.push_back(
             fmt::format("zero_grad_none={} but gradients after zeroing were {}", value.dump(),
                         says("grads_defined_after_zero") == true ? "defined" : "undefined"));
+      }
+    } else if (id == "inference_mode" && mode == Mode::infer) {
+      if (says("inference_mode_in_step") != value || says("grad_mode_in_step") != false) {
+        wrong.push_back(fmt::format(
+            "inference_mode={} but the measured step ran with inference mode {} and grad mode {}",
+            value.dump(), says("inference_mode_in_step").dump(), says("grad_mode_in_step").dump()));
+      }
+    } else if (id == "anomaly_off" && mode == Mode::train) {
+      if (says("anomaly_mode_in_step") != !value.get<bool>()) {
+        wrong.push_back(
+            fmt::format("anomaly_off={} but anomaly detection in the measured step was {}",
+                        value.dump(), says("anomaly_mode_in_step").dump()));
+      }
+    } else if (id == "omp_affinity" && value == true) {
+      const json env = says("env");
+      if (!env.is_object() || env.value("OMP_PROC_BIND", "") != "CLOSE" ||
+          !env.contains("GOMP_CPU_AFFINITY")) {
+        wrong.push_back(
+            "omp_affinity=true but OMP_PROC_BIND/GOMP_CPU_AFFINITY were not in the worker's "
+            "environment");
+      }
+    } else if (id == "omp_runtime") {
+      bool llvm = false;
+      for (const auto& lib : says("mapped_libraries")) {
+        llvm |= lib.get<std::string>().rfind("libomp", 0) == 0;
+      }
+      if (llvm != value.get<bool>()) {
+        wrong.push_back(fmt::format("omp_runtime={} but LLVM libomp was {}mapped in the worker",
+                                    value.dump(), llvm ? "" : "not "));
+      }
+    } else if (id == "malloc_tunables" && value == true) {
+      const json env = says("env");
+      if (!env.is_object() || env.value("MALLOC_MMAP_MAX_", "") != "0") {
+        wrong.push_back(
+            "malloc_tunables=true but MALLOC_MMAP_MAX_ was not 0 in the worker's environment");
+      }
+    } else if (const Knob* k = find(id); k && !k->model_option.empty()) {
+      if (auto why = check_model(id, value.get<bool>(), says("model")); !why.empty()) {
+        wrong.push_back(why);
       }
     } else if (id == "channels_last") {
       if (says("input_channels_last") != value || says("weight_channels_last") != value) {

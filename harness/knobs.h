@@ -33,7 +33,14 @@ struct Knob {
   std::vector<std::string> models;  // models it applies to; empty = all
   std::vector<Mode> modes;          // modes it applies to; empty = both
   bool memory_effect = false;       // report the effect on peak memory beside time
+  // For a knob that is a build-time switch of the model: the model option it sets, and whether
+  // ON means the option false (conv_bias_off: ON builds without conv bias).
+  std::string model_option;
+  bool option_inverted = false;
 };
+
+// The model options a trial's settings imply (build-time switches), merged over `options`.
+nlohmann::json model_options(const nlohmann::json& settings, nlohmann::json options);
 
 // Every catalog id, in catalog order.
 const std::vector<Knob>& catalog();

@@ -4,6 +4,7 @@
 #include <numaif.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <torch/csrc/autograd/anomaly_mode.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <sstream>
 
 #include "harness/device.h"
+#include "harness/knobs.h"
 #include "models/common.h"
 #include "models/resnet.h"
 
@@ -131,9 +133,10 @@ std::string numa_policy() {
 
 json environment_evidence() {
   json env = json::object();
-  for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                           "OMP_PROC_BIND", "OMP_SCHEDULE", "GOMP_CPU_AFFINITY", "KMP_AFFINITY",
-                           "KMP_BLOCKTIME", "LD_PRELOAD", "MALLOC_CONF"}) {
+  for (const char* name :
+       {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_PROC_BIND",
+        "OMP_SCHEDULE", "GOMP_CPU_AFFINITY", "KMP_AFFINITY", "KMP_BLOCKTIME", "LD_PRELOAD",
+        "MALLOC_CONF", "MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"}) {
     if (const char* v = std::getenv(name)) env[name] = v;
   }
   return env;
@@ -176,7 +179,10 @@ TrialResult run_trial(const TrialSpec& spec) {
     torch::set_num_threads(static_cast<int>(spec.settings["omp_threads"].get<int64_t>()));
   }
   const torch::Device device(torch::kCPU);
-  auto model = models::build_model(spec.model, spec.seed);
+  // Build-time switches (conv_bias_off, inplace_act, causal_mask_fly, …) become model options.
+  models::ModelSpec model_spec = spec.model;
+  model_spec.options = knobs::model_options(spec.settings, model_spec.options);
+  auto model = models::build_model(model_spec, spec.seed);
   auto batch = model->make_batch(spec.batch, spec.seed);
   torch::nn::Module& module = model->module();
   const bool train = spec.mode == Mode::train;
@@ -195,6 +201,14 @@ TrialResult run_trial(const TrialSpec& spec) {
   torch::optim::SGD optimizer(module.parameters(), torch::optim::SGDOptions(1e-3).momentum(0.9));
   const bool set_to_none = setting(spec, "zero_grad_none");
   const bool no_grad = setting(spec, "no_grad");
+  // inference_mode's OFF arm is no-grad (the catalog: no-grad → inference mode).
+  const bool inference_mode = setting(spec, "inference_mode");
+  const bool no_grad_for_inference = spec.settings.contains("inference_mode") && !inference_mode;
+  // anomaly_off's OFF arm runs with anomaly detection on.
+  const bool anomaly = spec.settings.contains("anomaly_off") && !setting(spec, "anomaly_off");
+  torch::autograd::AnomalyMode::set_enabled(anomaly);
+  bool inference_mode_in_step = false;
+  bool anomaly_mode_in_step = false;
   bool grad_mode_in_step = false;
   bool grads_defined_after_zero = false;
   bool read_back_zeroing = false;  // set for the step whose zeroing is read back
@@ -203,8 +217,11 @@ TrialResult run_trial(const TrialSpec& spec) {
   auto step = [&]() -> torch::Tensor {
     if (!train) {
       std::optional<torch::NoGradGuard> guard;
-      if (no_grad) guard.emplace();
+      std::optional<c10::InferenceMode> inference;
+      if (no_grad || no_grad_for_inference) guard.emplace();
+      if (inference_mode) inference.emplace();
       grad_mode_in_step = torch::GradMode::is_enabled();
+      inference_mode_in_step = c10::InferenceMode::is_enabled();
       return model->forward(batch);
     }
     for (auto& p : module.parameters()) {
@@ -223,6 +240,7 @@ TrialResult run_trial(const TrialSpec& spec) {
       read_back_zeroing = false;
     }
     grad_mode_in_step = torch::GradMode::is_enabled();
+    anomaly_mode_in_step = torch::autograd::AnomalyMode::is_enabled();
     auto loss = model->loss(batch);
     loss.backward();
     optimizer.step();
@@ -292,6 +310,9 @@ TrialResult run_trial(const TrialSpec& spec) {
   evidence["mems_allowed"] = status_text("Mems_allowed_list");
   evidence["numa_policy"] = numa_policy();
   evidence["grad_mode_in_step"] = grad_mode_in_step;
+  evidence["model"] = model->describe();
+  if (!train) evidence["inference_mode_in_step"] = inference_mode_in_step;
+  if (train) evidence["anomaly_mode_in_step"] = anomaly_mode_in_step;
   if (train) evidence["grads_defined_after_zero"] = grads_defined_after_zero;
   evidence["rss_at_measurement_start_bytes"] = rss_at_start;
 

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,23 @@ class BenchModel {
   virtual Batch make_batch(int64_t batch_size, uint64_t seed) const = 0;
   virtual torch::Tensor forward(const Batch& batch) = 0;
   virtual torch::Tensor loss(const Batch& batch) = 0;
+  // Structural facts read back from the built module (not from its configuration): what the
+  // build-time switches really produced, e.g. the number of conv biases or stored mask buffers.
+  virtual nlohmann::json describe() = 0;
 };
 
 // A CPU generator seeded for one batch, so batches never depend on the global RNG state.
 inline torch::Generator seeded_generator(uint64_t seed) {
   return at::detail::createCPUGenerator(seed);
+}
+
+// A generator for a model's own initialisation, seeded by one draw from the global generator
+// before the model builds its modules. Construction consumes randomness in amounts that differ
+// between variants (a conv bias, padded vocabulary rows); initialising from this generator keeps
+// the variants' shared weights identical, so both arms of an experiment compute the same function.
+inline torch::Generator init_generator() {
+  return seeded_generator(
+      static_cast<uint64_t>(torch::randint(int64_t{1} << 62, {1}, torch::kLong).item<int64_t>()));
 }
 
 // Parameters (elements) of a built module, counted from its registered parameters.

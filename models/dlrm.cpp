@@ -120,6 +120,13 @@ torch::Tensor DlrmModel::loss(const Batch& batch) {
   return torch::nn::functional::binary_cross_entropy_with_logits(logits, batch.target);
 }
 
+nlohmann::json DlrmModel::describe() {
+  int64_t rows = 0;
+  for (const auto& t : *net->tables) rows += t->as<nn::EmbeddingBag>()->weight.size(0);
+  return {
+      {"tables", net->tables->size()}, {"embedding_rows", rows}, {"row_cap", net->config.row_cap}};
+}
+
 ModelStats dlrm_stats(const DlrmConfig& cfg) {
   ModelStats stats;
   auto add_mlp = [&](int64_t in, const std::vector<int64_t>& widths) {

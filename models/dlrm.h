@@ -60,6 +60,7 @@ class DlrmModel : public BenchModel {
   Batch make_batch(int64_t batch_size, uint64_t seed) const override;
   torch::Tensor forward(const Batch& batch) override;  // probabilities [B, 1]
   torch::Tensor loss(const Batch& batch) override;
+  nlohmann::json describe() override;
 
   Dlrm net;
 };

@@ -89,6 +89,7 @@ GptImpl::GptImpl(const GptConfig& cfg) : config(cfg) {
     throw std::invalid_argument("gpt: seq_len " + std::to_string(cfg.seq_len) + " must be in 1.." +
                                 std::to_string(cfg.block_size) + " (block_size)");
   }
+  auto gen = init_generator();
   wte = register_module("wte", nn::Embedding(cfg.padded_vocab(), cfg.n_embd));
   wpe = register_module("wpe", nn::Embedding(cfg.block_size, cfg.n_embd));
   blocks = register_module("blocks", nn::ModuleList());
@@ -105,11 +106,19 @@ GptImpl::GptImpl(const GptConfig& cfg) : config(cfg) {
     if (name.find("ln_") != std::string::npos) continue;  // LayerNorm keeps 1 and 0
     if (p.dim() == 1) {
       p.zero_();
+    } else if (name == "wte.weight") {
+      // The real vocabulary's rows first, the padding rows last: a padded model draws the same
+      // weights as an unpadded one from the same seed, so both compute the same function.
+      p.narrow(0, 0, cfg.vocab_size).normal_(0.0, 0.02, gen);
     } else {
       const bool residual = name.find("c_proj.weight") != std::string::npos ||
                             name.find("mlp_proj.weight") != std::string::npos;
-      p.normal_(0.0, residual ? residual_std : 0.02);
+      p.normal_(0.0, residual ? residual_std : 0.02, gen);
     }
+  }
+  if (cfg.padded_vocab() > cfg.vocab_size) {
+    wte->weight.narrow(0, cfg.vocab_size, cfg.padded_vocab() - cfg.vocab_size)
+        .normal_(0.0, 0.02, gen);
   }
 }
 
@@ -140,6 +149,19 @@ torch::Tensor GptModel::loss(const Batch& batch) {
   auto logits = forward(batch);
   return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}),
                                               batch.target.reshape({-1}));
+}
+
+nlohmann::json GptModel::describe() {
+  int64_t stored_masks = 0;
+  for (const auto& b : net->named_buffers()) {
+    if (b.key().find("mask") != std::string::npos) ++stored_masks;
+  }
+  const auto& cfg = net->config;
+  return {{"vocab_size", cfg.vocab_size},
+          {"vocab_rows", net->wte->weight.size(0)},
+          {"stored_mask_buffers", stored_masks},
+          {"builtin_ops", cfg.builtin_ops},
+          {"fused_attention", cfg.fused_attention}};
 }
 
 ModelStats gpt_stats(const GptConfig& cfg) {

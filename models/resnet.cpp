@@ -1,5 +1,7 @@
 #include "models/resnet.h"
 
+#include <cmath>
+
 namespace tunebench::models {
 
 namespace nn = torch::nn;
@@ -44,6 +46,7 @@ torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
 }
 
 ResNetImpl::ResNetImpl(const ResNetConfig& cfg) : config(cfg) {
+  auto gen = init_generator();
   const int64_t w = cfg.width;
   stem_conv = register_module("conv1", conv(3, w, 7, 2, cfg.conv_bias));
   stem_bn = register_module("bn1", nn::BatchNorm2d(w));
@@ -62,13 +65,20 @@ ResNetImpl::ResNetImpl(const ResNetConfig& cfg) : config(cfg) {
   layer4 = register_module("layer4", stage(cfg.blocks[3], w * 8, 2));
   fc = register_module("fc", nn::Linear(in_channels, cfg.num_classes));
 
-  // torchvision's initialisation: Kaiming-normal convs (fan_out), BN weight 1 / bias 0.
+  // torchvision's initialisation: Kaiming-normal convs (fan_out, ReLU gain), BN weight 1 / bias 0,
+  // the classifier uniform in ±1/√fan_in; drawn from the model's own generator.
+  torch::NoGradGuard no_grad;
   for (auto& m : modules(/*include_self=*/false)) {
     if (auto* c = m->as<nn::Conv2d>()) {
-      nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
-      if (c->bias.defined()) nn::init::zeros_(c->bias);
+      const auto& k = c->options.kernel_size();
+      const double fan_out = double(c->options.out_channels()) * (*k)[0] * (*k)[1];
+      c->weight.normal_(0.0, std::sqrt(2.0 / fan_out), gen);
+      if (c->bias.defined()) c->bias.zero_();
     }
   }
+  const double bound = 1.0 / std::sqrt(double(in_channels));
+  fc->weight.uniform_(-bound, bound, gen);
+  fc->bias.uniform_(-bound, bound, gen);
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
@@ -95,6 +105,19 @@ Batch ResNetModel::make_batch(int64_t batch_size, uint64_t seed) const {
 
 torch::Tensor ResNetModel::loss(const Batch& batch) {
   return torch::nn::functional::cross_entropy(forward(batch), batch.target);
+}
+
+nlohmann::json ResNetModel::describe() {
+  int64_t conv_biases = 0, convs = 0;
+  for (const auto& m : net->modules(/*include_self=*/false)) {
+    if (auto* c = m->as<nn::Conv2d>()) {
+      ++convs;
+      if (c->bias.defined()) conv_biases += c->bias.numel();
+    }
+  }
+  return {{"convolutions", convs},
+          {"conv_bias_parameters", conv_biases},
+          {"inplace_act", net->config.inplace_act}};
 }
 
 ModelStats resnet_stats(const ResNetConfig& cfg) {

@@ -55,6 +55,7 @@ class ResNetModel : public BenchModel {
   Batch make_batch(int64_t batch_size, uint64_t seed) const override;
   torch::Tensor forward(const Batch& batch) override { return net->forward(batch.inputs.at(0)); }
   torch::Tensor loss(const Batch& batch) override;
+  nlohmann::json describe() override;
 
   ResNet net;
 };

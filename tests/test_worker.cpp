@@ -6,6 +6,7 @@
 #include "harness/knobs.h"
 #include "harness/orchestrator.h"
 #include "harness/worker.h"
+#include "models/registry.h"
 
 namespace tunebench {
 namespace {
@@ -108,6 +109,79 @@ TEST(Worker, TheProbeAndMemoryFiguresAreRecorded) {
   EXPECT_GE(r.page_faults_per_iteration, 0);
   EXPECT_EQ(r.device_peak_bytes, -1);
   EXPECT_GT(r.items_per_second, 0);
+}
+
+}  // namespace
+}  // namespace tunebench
+
+namespace tunebench {
+namespace {
+
+TEST(KnobEvidence, InferenceModeRunsTheStepInInferenceModeAgainstNoGrad) {
+  const auto off =
+      worker::run_trial(tiny_trial("resnet50", Mode::infer, {{"inference_mode", false}}));
+  const auto on =
+      worker::run_trial(tiny_trial("resnet50", Mode::infer, {{"inference_mode", true}}));
+  EXPECT_EQ(off.evidence["inference_mode_in_step"], false);
+  EXPECT_EQ(off.evidence["grad_mode_in_step"], false);  // the OFF arm is no-grad
+  EXPECT_EQ(on.evidence["inference_mode_in_step"], true);
+  EXPECT_DOUBLE_EQ(on.check_value, off.check_value);
+}
+
+TEST(KnobEvidence, AnomalyOffTurnsAnomalyDetectionOff) {
+  const auto off = worker::run_trial(tiny_trial("gpt", Mode::train, {{"anomaly_off", false}}));
+  const auto on = worker::run_trial(tiny_trial("gpt", Mode::train, {{"anomaly_off", true}}));
+  EXPECT_EQ(off.evidence["anomaly_mode_in_step"], true);
+  EXPECT_EQ(on.evidence["anomaly_mode_in_step"], false);
+}
+
+// A build-time switch changes the built model as it claims, and not the function it computes.
+void expect_switch(const std::string& knob, const std::string& model, Mode mode, const char* fact,
+                   const nlohmann::json& off_value, const nlohmann::json& on_value) {
+  const auto off = worker::run_trial(tiny_trial(model, mode, {{knob, false}}));
+  const auto on = worker::run_trial(tiny_trial(model, mode, {{knob, true}}));
+  EXPECT_EQ(off.evidence["model"][fact], off_value) << knob;
+  EXPECT_EQ(on.evidence["model"][fact], on_value) << knob;
+  EXPECT_TRUE(knobs::check_evidence({{knob, false}}, mode, off.evidence).empty()) << knob;
+  EXPECT_TRUE(knobs::check_evidence({{knob, true}}, mode, on.evidence).empty()) << knob;
+  // And the check would notice the other arm's model.
+  EXPECT_FALSE(knobs::check_evidence({{knob, true}}, mode, off.evidence).empty()) << knob;
+  EXPECT_NEAR(on.check_value / off.check_value, 1.0, knobs::guard_tolerance(knob)) << knob;
+}
+
+TEST(KnobEvidence, BuildTimeSwitchesChangeTheModelNotItsFunction) {
+  // ResNet-50 has 53 convolutions; with conv_bias_off OFF each has a bias, as many parameters as
+  // the registry counts for the conv_bias option.
+  const auto plain =
+      worker::run_trial(tiny_trial("resnet50", Mode::infer, {{"conv_bias_off", true}}));
+  EXPECT_EQ(plain.evidence["model"]["convolutions"], 53);
+  const int64_t biases = models::summarize({"resnet50", "tiny", {{"conv_bias", true}}}).parameters -
+                         models::summarize({"resnet50", "tiny"}).parameters;
+  expect_switch("conv_bias_off", "resnet50", Mode::infer, "conv_bias_parameters", biases, 0);
+  expect_switch("inplace_act", "resnet50", Mode::train, "inplace_act", false, true);
+  expect_switch("causal_mask_fly", "gpt", Mode::train, "stored_mask_buffers", 2, 0);
+  expect_switch("vocab_pad", "gpt", Mode::infer, "vocab_rows", 101, 128);
+  expect_switch("builtin_ops", "gpt", Mode::infer, "builtin_ops", false, true);
+  expect_switch("flash_attention", "gpt", Mode::infer, "fused_attention", false, true);
+}
+
+TEST(KnobEvidence, OpenMpKnobsReachTheWorker) {
+  const auto affinity = run_worker(tiny_trial("gpt", Mode::infer, {{"omp_affinity", true}}));
+  EXPECT_EQ(affinity.evidence["env"]["OMP_PROC_BIND"], "CLOSE");
+  EXPECT_EQ(affinity.evidence["env"]["GOMP_CPU_AFFINITY"], "0-1");
+  const auto llvm = run_worker(tiny_trial("resnet50", Mode::infer, {{"omp_runtime", true}}));
+  bool mapped = false;
+  for (const auto& lib : llvm.evidence["mapped_libraries"]) mapped |= lib == "libomp.so.5";
+  EXPECT_TRUE(mapped) << llvm.evidence["mapped_libraries"].dump();
+  EXPECT_TRUE(knobs::check_evidence({{"omp_runtime", true}}, Mode::infer, llvm.evidence).empty());
+  const auto gnu = run_worker(tiny_trial("resnet50", Mode::infer, {{"omp_runtime", false}}));
+  EXPECT_TRUE(knobs::check_evidence({{"omp_runtime", false}}, Mode::infer, gnu.evidence).empty());
+}
+
+TEST(KnobEvidence, MallocTunablesReachTheWorker) {
+  const auto r = run_worker(tiny_trial("resnet50", Mode::train, {{"malloc_tunables", true}}));
+  EXPECT_EQ(r.evidence["env"]["MALLOC_MMAP_MAX_"], "0");
+  EXPECT_TRUE(knobs::check_evidence({{"malloc_tunables", true}}, Mode::train, r.evidence).empty());
 }
 
 }  // namespace

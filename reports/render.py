@@ -1,0 +1,1838 @@
+#!/usr/bin/env python3
+"""Render tunebench's results database as a report: HTML page, Markdown summary and PNG figures.
+
+    render.py --db PATH --out DIR [--run RUN|latest] [--hosts H ...] [--prices FILE]
+
+Writes DIR/report.html (self-contained: figures embedded as base64 data URIs, no network),
+DIR/summary.md (fit for a CI job summary) and DIR/*.png, and prints the HTML path on its last
+line. Exit 0 on success; exit 2 with one message for a missing or unreadable database, a --run
+that matches no run, an unknown --hosts name or a bad prices file.
+
+Sections: (1) claims vs measured effects of one run (forest plot + table, time and peak memory
+side by side); (2) factorial experiments (main effects, interaction); (3) trends over the
+nightly history with software changes; (4) hosts side by side (throughput per host, per core,
+per price), thread-sweep curves, energy.
+
+Layout of this file: compute first (database reading, statistics, analyses: plain data, no
+plotting), then present (matplotlib figures, HTML, Markdown), then the command line.
+The effect statistics reproduce harness/stats.cpp exactly (same generator, same resampling
+order, same quantiles), so an interval here equals the one `tunebench show` prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime
+import html
+import io
+import json
+import math
+import sqlite3
+import sys
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.dates as mdates  # noqa: E402
+import matplotlib.lines  # noqa: E402
+import matplotlib.patches  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+
+# Names from suites and hosts are drawn as plain text: '$' must never start mathtext.
+matplotlib.rcParams["text.parse_math"] = False
+matplotlib.rcParams["font.size"] = 10
+matplotlib.rcParams["axes.titlesize"] = 11
+
+SCHEMA_VERSION = 1  # the results schema this script reads (results/README.md)
+TUNEBENCH_TABLES = ("hosts", "software", "runs", "trials", "samples")
+
+
+class ReportError(Exception):
+    """A problem the user fixes (path, --run, --hosts, prices): one message, exit 2."""
+
+
+# ============================================================================================
+# Compute: statistics (a port of harness/stats.cpp)
+# ============================================================================================
+
+MASK64 = (1 << 64) - 1
+HELPS, HURTS, NO_EFFECT, INSUFFICIENT = "helps", "hurts", "no measurable effect", "insufficient data"
+
+
+class Mt19937_64:
+    """std::mt19937_64, output for output: the C++ statistics seed it with 42 by default.
+
+    The state is twisted with numpy (three vectorised steps per 312 outputs) so that millions
+    of draws cost milliseconds.
+    """
+
+    N, M = 312, 156
+    _UPPER = np.uint64(0xFFFFFFFF80000000)
+    _LOWER = np.uint64(0x7FFFFFFF)
+    _A = np.uint64(0xB5026F5AA96619E9)
+
+    def __init__(self, seed: int):
+        state = np.empty(self.N, dtype=np.uint64)
+        x = seed & MASK64
+        state[0] = x
+        for i in range(1, self.N):
+            x = (6364136223846793005 * (x ^ (x >> 62)) + i) & MASK64
+            state[i] = x
+        self._state = state
+        self._out = np.empty(0, dtype=np.uint64)
+        self._pos = 0
+
+    def _mix(self, current: np.ndarray, following: np.ndarray) -> np.ndarray:
+        x = (current & self._UPPER) | (following & self._LOWER)
+        odd = (x & np.uint64(1)).astype(bool)
+        return (x >> np.uint64(1)) ^ np.where(odd, self._A, np.uint64(0))
+
+    def _twist(self) -> np.ndarray:
+        old, n, m = self._state, self.N, self.M
+        new = np.empty_like(old)
+        new[: n - m] = old[m:] ^ self._mix(old[: n - m], old[1 : n - m + 1])
+        new[n - m : n - 1] = new[: m - 1] ^ self._mix(old[n - m : n - 1], old[n - m + 1 :])
+        new[n - 1] = new[m - 1] ^ self._mix(old[n - 1 :], new[:1])[0]
+        self._state = new
+        y = new.copy()
+        y ^= (y >> np.uint64(29)) & np.uint64(0x5555555555555555)
+        y ^= (y << np.uint64(17)) & np.uint64(0x71D67FFFEDA60000)
+        y ^= (y << np.uint64(37)) & np.uint64(0xFFF7EEE000000000)
+        y ^= y >> np.uint64(43)
+        return y
+
+    def take(self, count: int) -> np.ndarray:
+        """The next `count` raw 64-bit outputs."""
+        available = len(self._out) - self._pos
+        if available < count:
+            blocks = [self._out[self._pos :]]
+            needed = count - available
+            for _ in range(-(-needed // self.N)):
+                blocks.append(self._twist())
+            self._out = np.concatenate(blocks)
+            self._pos = 0
+        chunk = self._out[self._pos : self._pos + count]
+        self._pos += count
+        return chunk
+
+    def index(self, bound: int) -> int:
+        """harness/stats.cpp uniform_index: an index in [0, bound), unbiased by rejection."""
+        threshold = (1 << 64) % bound
+        draw = int(self.take(1)[0])
+        while draw < threshold:
+            draw = int(self.take(1)[0])
+        return draw % bound
+
+    def indices(self, bound: int, count: int) -> np.ndarray:
+        """`count` successive index(bound) draws."""
+        draws = self.take(count)
+        threshold = (1 << 64) % bound
+        if threshold and bool((draws < np.uint64(threshold)).any()):
+            # Astronomically rare (probability ~ bound / 2^64 per draw): redo one at a time.
+            self._pos -= count
+            return np.array([self.index(bound) for _ in range(count)], dtype=np.int64)
+        return (draws % np.uint64(bound)).astype(np.int64)
+
+
+def median(values) -> float:
+    """The median as harness/stats.cpp computes it (mean of the middle two for an even count)."""
+    ordered = np.sort(np.asarray(values, dtype=float))
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[mid])
+    lower, upper = float(ordered[mid - 1]), float(ordered[mid])
+    return lower + (upper - lower) / 2
+
+
+def _row_medians(matrix: np.ndarray) -> np.ndarray:
+    """median() of each row of a 2-D array, vectorised."""
+    width = matrix.shape[1]
+    mid = width // 2
+    if width % 2:
+        return np.partition(matrix, mid, axis=1)[:, mid]
+    part = np.partition(matrix, (mid - 1, mid), axis=1)
+    lower, upper = part[:, mid - 1], part[:, mid]
+    return lower + (upper - lower) / 2
+
+
+def quantile_of_sorted(ordered, p: float) -> float:
+    """Type 7 quantile of a sorted sequence (harness/stats.cpp quantile_of_sorted)."""
+    position = p * (len(ordered) - 1)
+    below = math.floor(position)
+    if below + 1 >= len(ordered):
+        return float(ordered[-1])
+    fraction = position - below
+    return float(ordered[below] + fraction * (ordered[below + 1] - ordered[below]))
+
+
+@dataclass
+class Effect:
+    """Ratio on/off of a median with its bootstrap interval and the verdict drawn from it."""
+
+    metric: str  # "time" or "peak memory"
+    compared: str  # "on vs off", or "<cell> vs <all-off cell>"
+    ratio: float  # NaN when an arm has no sample
+    lo: float  # NaN when insufficient
+    hi: float
+    verdict: str
+    note: str = ""
+    confidence: float = 0.95
+
+
+def verdict_of_interval(lo: float, hi: float) -> str:
+    """Lower is better (time, memory): interval below 1 helps, above 1 hurts."""
+    if hi < 1:
+        return HELPS
+    if lo > 1:
+        return HURTS
+    return NO_EFFECT
+
+
+def hierarchical_effect(
+    off: list[list[float]],
+    on: list[list[float]],
+    metric: str = "time",
+    compared: str = "on vs off",
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 42,
+) -> Effect:
+    """harness/stats.cpp effect(): ratio of pooled medians, hierarchical bootstrap interval.
+
+    `off` and `on` are each arm's samples grouped by process, in trial order. Each resample
+    draws, for the off arm then the on arm, processes with replacement, then within each drawn
+    process as many samples as it has, with replacement, and takes the pooled median.
+    """
+    off_arm = [np.asarray(p, dtype=float) for p in off if len(p)]
+    on_arm = [np.asarray(p, dtype=float) for p in on if len(p)]
+    off_n = sum(len(p) for p in off_arm)
+    on_n = sum(len(p) for p in on_arm)
+    nan = float("nan")
+    result = Effect(metric, compared, nan, nan, nan, INSUFFICIENT, "", confidence)
+    notes: list[str] = []
+    if off_n and on_n:
+        off_median = median(np.concatenate(off_arm))
+        if not off_median > 0:
+            result.note = "the off arm's median is not positive: no ratio"
+            return result
+        result.ratio = median(np.concatenate(on_arm)) / off_median
+    for name, n in (("off", off_n), ("on", on_n)):
+        if n < 2:
+            notes.append(
+                f"the {name} arm has {n} sample{'' if n == 1 else 's'}; "
+                "an interval needs at least 2 per arm"
+            )
+    if notes:
+        result.note = "; ".join(notes)
+        return result
+    if len(off_arm) == 1 and len(on_arm) == 1:
+        notes.append("1 process per arm: the interval ignores between-process variance")
+    else:
+        for name, arm in (("off", off_arm), ("on", on_arm)):
+            if len(arm) == 1:
+                notes.append(
+                    f"1 process in the {name} arm: the interval ignores its between-process variance"
+                )
+
+    rng = Mt19937_64(seed)
+    if len({len(p) for p in off_arm}) == 1 and len({len(p) for p in on_arm}) == 1:
+        off_medians, on_medians = _bootstrap_uniform(off_arm, on_arm, rng, resamples)
+    else:
+        off_medians, on_medians = _bootstrap_general(off_arm, on_arm, rng, resamples)
+    if not bool((off_medians > 0).all()):
+        notes.append("some bootstrap resamples have an off median <= 0, so the ratio has no interval")
+        result.note = "; ".join(notes)
+        return result
+    ratios = np.sort(on_medians / off_medians)
+    tail = (1 - confidence) / 2
+    result.lo = quantile_of_sorted(ratios, tail)
+    result.hi = quantile_of_sorted(ratios, 1 - tail)
+    result.verdict = verdict_of_interval(result.lo, result.hi)
+    pooled = np.concatenate(off_arm + on_arm)
+    if bool((pooled == off_arm[0][0]).all()):
+        notes.append("no spread in either arm: the interval collapses to the ratio")
+    result.note = "; ".join(notes)
+    return result
+
+
+def _bootstrap_uniform(off_arm, on_arm, rng: Mt19937_64, resamples: int):
+    """Every process of an arm has the same sample count: the draws of one resample have a fixed
+    layout, so all resamples are drawn at once. Layout per resample, arm by arm: for each
+    process slot, one process index, then that process's sample indices."""
+    layouts = []
+    for arm in (off_arm, on_arm):
+        layouts.append((len(arm), len(arm[0]), np.stack(arm)))
+    per_resample = sum(p * (1 + k) for p, k, _ in layouts)
+    draws = rng.take(per_resample * resamples).reshape(resamples, per_resample)
+    bounds = np.empty(per_resample, dtype=np.uint64)
+    offset = 0
+    for p, k, _ in layouts:
+        for slot in range(p):
+            bounds[offset] = p
+            bounds[offset + 1 : offset + 1 + k] = k
+            offset += 1 + k
+    thresholds = np.array([(1 << 64) % int(b) for b in bounds], dtype=np.uint64)
+    if bool((draws < thresholds).any()):
+        rng._pos -= per_resample * resamples  # a rejection somewhere: take the exact slow path
+        return _bootstrap_general(off_arm, on_arm, rng, resamples)
+    indices = (draws % bounds).astype(np.int64)
+    medians = []
+    offset = 0
+    for p, k, values in layouts:
+        block = indices[:, offset : offset + p * (1 + k)].reshape(resamples, p, 1 + k)
+        process = block[:, :, :1]
+        sample = block[:, :, 1:]
+        pooled = values[process, sample].reshape(resamples, p * k)
+        medians.append(_row_medians(pooled))
+        offset += p * (1 + k)
+    return medians[0], medians[1]
+
+
+def _bootstrap_general(off_arm, on_arm, rng: Mt19937_64, resamples: int):
+    """Any process sizes: draw exactly in the C++ order, one process at a time."""
+    off_medians = np.empty(resamples)
+    on_medians = np.empty(resamples)
+    for r in range(resamples):
+        for arm, out in ((off_arm, off_medians), (on_arm, on_medians)):
+            parts = []
+            for _ in range(len(arm)):
+                process = arm[rng.index(len(arm))]
+                parts.append(process[rng.indices(len(process), len(process))])
+            out[r] = median(np.concatenate(parts))
+    return off_medians, on_medians
+
+
+def format_effect(ratio: float, lo: float, hi: float, verdict: str) -> str:
+    """harness/stats.cpp format_effect: "0.62x [0.58, 0.66] helps", 2 to 4 decimals."""
+    has_interval = math.isfinite(lo) and math.isfinite(hi)
+    decimals = 2
+    if has_interval and math.isfinite(ratio):
+        while decimals < 4:
+            lo_s, ratio_s, hi_s, one = (f"{v:.{decimals}f}" for v in (lo, ratio, hi, 1.0))
+            merges = (
+                (lo < ratio and lo_s == ratio_s)
+                or (ratio < hi and ratio_s == hi_s)
+                or (lo < hi and lo_s == hi_s)
+            )
+            excludes_one = hi < 1 or lo > 1
+            if not merges and not (excludes_one and one in (lo_s, hi_s)):
+                break
+            decimals += 1
+    ratio_text = f"{ratio:.{decimals}f}x" if math.isfinite(ratio) else "n/a"
+    interval = f"[{lo:.{decimals}f}, {hi:.{decimals}f}]" if has_interval else "[no interval]"
+    return f"{ratio_text} {interval} {verdict}"
+
+
+# ============================================================================================
+# Compute: reading the database
+# ============================================================================================
+
+
+def open_database(path: str) -> tuple[sqlite3.Connection, list[str], int]:
+    """Open `path` read-only. Returns the connection, the tunebench tables it lacks (all of them
+    for an empty file) and its schema version. Raises ReportError when it cannot be read."""
+    file = Path(path)
+    if not file.exists():
+        raise ReportError(
+            f"{path}: no such database. Make one with "
+            f"`tunebench run --suite suites/smoke.json --db {path}`, or pass --db PATH."
+        )
+    if not file.is_file():
+        raise ReportError(f"{path}: not a file; --db takes an SQLite database made by tunebench")
+    uri = "file:" + urllib.parse.quote(str(file.resolve())) + "?mode=ro"
+    try:
+        con = sqlite3.connect(uri, uri=True)
+        tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.Error as error:
+        raise ReportError(f"{path}: cannot read it as an SQLite database ({error})") from None
+    missing = [t for t in TUNEBENCH_TABLES if t not in tables]
+    if missing and len(missing) < len(TUNEBENCH_TABLES):
+        raise ReportError(
+            f"{path}: an SQLite database, but not tunebench's: it lacks the tables "
+            f"{', '.join(missing)} (results/README.md describes the schema)"
+        )
+    return con, missing, version
+
+
+@dataclass
+class RunInfo:
+    uuid: str
+    started_at: str
+    ended_at: str | None
+    status: str
+    suite_name: str
+    label: str
+    hostname: str
+    cpu_model: str
+    cores: int | None
+    libtorch_version: str
+    git_revision: str  # the software fingerprint's, falling back to the run's
+    host_quiet: bool
+
+    @property
+    def when(self) -> datetime.datetime:
+        return parse_time(self.started_at)
+
+
+def parse_time(text: str) -> datetime.datetime:
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        return datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)
+
+
+def load_runs(con: sqlite3.Connection) -> list[RunInfo]:
+    """Every run, oldest first (the order storage::resolve_run uses)."""
+    rows = con.execute(
+        """SELECT r.uuid, r.started_at, r.ended_at, r.status, r.suite_name, r.label,
+                  COALESCE(h.hostname, '?'), COALESCE(h.cpu_model, '?'), h.cores,
+                  COALESCE(sw.libtorch_version, '?'), COALESCE(sw.git_revision, r.git_revision),
+                  r.host_quiet
+           FROM runs r LEFT JOIN hosts h ON h.id = r.host_id
+           LEFT JOIN software sw ON sw.id = r.software_id
+           ORDER BY r.started_at, r.rowid"""
+    ).fetchall()
+    return [
+        RunInfo(u, s, e, st, sn, lb or "", hn, cm, c, lv, gr or "", bool(q))
+        for u, s, e, st, sn, lb, hn, cm, c, lv, gr, q in rows
+    ]
+
+
+def select_run(runs: list[RunInfo], spec: str) -> RunInfo | None:
+    """`latest`, a full uuid or a unique prefix of 4+ characters (as storage::resolve_run).
+    None for `latest` without runs; ReportError when `spec` matches no run or several."""
+    if spec == "latest":
+        return runs[-1] if runs else None
+    exact = [r for r in runs if r.uuid == spec]
+    if exact:
+        return exact[0]
+    known = f"the database has {len(runs)} run(s)" + (f"; the latest is {runs[-1].uuid}" if runs else "")
+    if len(spec) < 4:
+        raise ReportError(f"--run {spec!r}: give 'latest', a run uuid or 4+ of its first characters ({known})")
+    matches = [r for r in runs if r.uuid.startswith(spec)]
+    if not matches:
+        raise ReportError(f"--run {spec!r}: no run has this id ({known})")
+    if len(matches) > 1:
+        raise ReportError(f"--run {spec!r}: {len(matches)} runs start with it; give more characters")
+    return matches[0]
+
+
+@dataclass
+class RunDetails:
+    """The selected run's stored context."""
+
+    claims: dict  # knob id -> {"change", "claim", "false_claim", "where", "memory_effect"}
+    not_applicable: list  # [{"experiment", "reason"}]
+    host_warnings: list
+    software_build: str
+    command_line: str
+
+
+def load_run_details(con: sqlite3.Connection, run_uuid: str) -> RunDetails:
+    suite_text, state_text, software_text, command = con.execute(
+        """SELECT r.suite_json, r.host_state, sw.json, r.command_line FROM runs r
+           LEFT JOIN software sw ON sw.id = r.software_id WHERE r.uuid = ?""",
+        (run_uuid,),
+    ).fetchone()
+    suite, state, software = (_json_object(t) for t in (suite_text, state_text, software_text))
+    claims = suite.get("claims") if isinstance(suite.get("claims"), dict) else {}
+    claims = {k: v for k, v in claims.items() if isinstance(v, dict)}
+    not_applicable = [
+        na for na in suite.get("not_applicable") or [] if isinstance(na, dict)
+    ]
+    warnings = state.get("warnings") if isinstance(state.get("warnings"), list) else []
+    return RunDetails(claims, not_applicable, [str(w) for w in warnings],
+                      str(software.get("libtorch_build", "")), command or "")
+
+
+def _json_object(text) -> dict:
+    try:
+        value = json.loads(text) if text else {}
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass
+class Trial:
+    id: int
+    experiment: str
+    knob: str
+    arm: str
+    settings: dict
+    model: str
+    preset: str
+    mode: str
+    batch: int
+    process_index: int
+    status: str
+    error: str
+    peak_rss_bytes: int | None
+    items_per_second: float | None
+    samples: list = field(default_factory=list)  # seconds per iteration, in the order taken
+
+
+def load_trials(con: sqlite3.Connection, run_uuids: list[str], knob: str | None = None) -> list[Trial]:
+    """The trials of some runs in their run's order (sequence), each with its samples."""
+    trials: list[Trial] = []
+    by_id: dict[int, Trial] = {}
+    knob_filter = " AND t.knob = ?" if knob else ""
+    for run_uuid in run_uuids:
+        params = (run_uuid, knob) if knob else (run_uuid,)
+        rows = con.execute(
+            "SELECT id, experiment, knob, arm, settings, model, preset, mode, batch, process_index,"
+            " status, error, peak_rss_bytes, items_per_second FROM trials t WHERE run_uuid = ?"
+            + knob_filter + " ORDER BY sequence",
+            params,
+        ).fetchall()
+        for row in rows:
+            trial = Trial(*row[:4], _json_object(row[4]), *row[5:])
+            trials.append(trial)
+            by_id[trial.id] = trial
+        for trial_id, seconds in con.execute(
+            "SELECT s.trial_id, s.seconds FROM samples s JOIN trials t ON t.id = s.trial_id"
+            " WHERE t.run_uuid = ?" + knob_filter + " ORDER BY s.trial_id, s.idx",
+            params,
+        ):
+            by_id[trial_id].samples.append(seconds)
+    return trials
+
+
+# ============================================================================================
+# Compute: claims vs measured effects of one run
+# ============================================================================================
+
+
+@dataclass
+class Arm:
+    name: str
+    settings: dict
+    ok: int = 0
+    failed: int = 0
+    invalid: int = 0
+    time_groups: list = field(default_factory=list)  # samples of each ok process
+    memory_groups: list = field(default_factory=list)  # [peak RSS] of each ok process
+    problems: list = field(default_factory=list)
+
+    @property
+    def median_seconds(self) -> float:
+        pooled = [s for group in self.time_groups for s in group]
+        return median(pooled) if pooled else float("nan")
+
+
+@dataclass
+class Experiment:
+    name: str
+    knob: str
+    model: str
+    preset: str
+    mode: str
+    batch: int
+    arms: list  # of Arm, in first-seen order
+    effects: list = field(default_factory=list)  # of Effect
+    claim: dict = field(default_factory=dict)  # the catalog's entry for the knob; {} if none
+    factors: list = field(default_factory=list)  # factorial: the knobs varied
+    problem: str = ""
+
+    @property
+    def is_aa(self) -> bool:
+        return self.knob == "aa"
+
+    @property
+    def workload(self) -> str:
+        return f"{self.model} {self.preset} {self.mode}, batch {self.batch}"
+
+
+def parse_cell(arm: str) -> dict | None:
+    """'channels_last=on,no_grad=off' -> {'channels_last': True, 'no_grad': False}; None if the
+    arm is not a factorial cell."""
+    levels = {}
+    for part in arm.split(","):
+        name, sep, level = part.partition("=")
+        if not sep or level not in ("on", "off") or not name or name in levels:
+            return None
+        levels[name] = level == "on"
+    return levels
+
+
+def analyze_run(trials: list[Trial], claims: dict) -> list[Experiment]:
+    """Trials of one run -> experiments with their arms and effects (analysis.cpp's rules:
+    only 'ok' trials count; time on pooled samples; peak memory for memory-effect knobs)."""
+    experiments: dict[str, Experiment] = {}
+    for t in trials:
+        x = experiments.get(t.experiment)
+        if x is None:
+            x = experiments[t.experiment] = Experiment(
+                t.experiment, t.knob, t.model, t.preset, t.mode, t.batch, []
+            )
+        arm = next((a for a in x.arms if a.name == t.arm), None)
+        if arm is None:
+            arm = Arm(t.arm, t.settings)
+            x.arms.append(arm)
+        if t.status == "ok":
+            arm.ok += 1
+            arm.time_groups.append(list(t.samples))
+            if t.peak_rss_bytes is not None:
+                arm.memory_groups.append([float(t.peak_rss_bytes)])
+        else:
+            if t.status == "failed":
+                arm.failed += 1
+            else:
+                arm.invalid += 1
+            arm.problems.append(f"process {t.process_index}: {t.status}: {t.error}")
+
+    for x in experiments.values():
+        arms = {a.name: a for a in x.arms}
+        if x.knob == "factorial":
+            cells = {a.name: parse_cell(a.name) for a in x.arms}
+            base = next((n for n, c in cells.items() if c and not any(c.values())), x.arms[0].name)
+            x.factors = list(cells[base]) if cells.get(base) else []
+            memory = False  # as analysis.cpp: cells are compared on time only
+            pairs = [(base, a.name) for a in x.arms if a.name != base]
+        else:
+            claim = claims.get(x.knob) if not x.is_aa else None
+            x.claim = claim or {}
+            memory = bool(x.claim.get("memory_effect"))
+            pairs = [("off", "on")] if "off" in arms and "on" in arms else []
+            if not pairs:
+                x.problem = "an arm has no trials: no effect computed"
+        for off, on in pairs:
+            if arms[off].ok == 0 or arms[on].ok == 0:
+                empty = off if arms[off].ok == 0 else on
+                x.problem = f"no valid trial in arm {empty}: no effect computed"
+                continue
+            compared = "on vs off" if x.knob != "factorial" else f"{on} vs {off}"
+            x.effects.append(
+                hierarchical_effect(arms[off].time_groups, arms[on].time_groups, "time", compared)
+            )
+            if memory:
+                x.effects.append(
+                    hierarchical_effect(
+                        arms[off].memory_groups, arms[on].memory_groups, "peak memory", compared
+                    )
+                )
+    return list(experiments.values())
+
+
+@dataclass
+class Estimate:
+    """A factorial contrast as a ratio (exp of a difference of log medians) with its interval."""
+
+    label: str
+    ratio: float
+    lo: float
+    hi: float
+    verdict: str
+
+
+@dataclass
+class Factorial:
+    experiment: str
+    workload: str
+    factors: list
+    cells: list  # (arm name, {factor: on?}, median seconds, ok processes)
+    main_effects: list  # of Estimate
+    interactions: list  # of Estimate
+    note: str = ""
+
+
+def _cell_resample_medians(groups: list, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """Hierarchical resample medians of one cell: processes, then samples within each."""
+    processes = [np.asarray(g, dtype=float) for g in groups if len(g)]
+    sizes = {len(p) for p in processes}
+    if len(sizes) == 1:
+        values = np.stack(processes)
+        count, size = values.shape
+        which = rng.integers(0, count, size=(resamples, count, 1))
+        within = rng.integers(0, size, size=(resamples, count, size))
+        return np.median(values[which, within].reshape(resamples, -1), axis=1)
+    out = np.empty(resamples)
+    for r in range(resamples):
+        drawn = [processes[i] for i in rng.integers(0, len(processes), len(processes))]
+        out[r] = np.median(np.concatenate([p[rng.integers(0, len(p), len(p))] for p in drawn]))
+    return out
+
+
+def _contrasts(log_medians: np.ndarray, levels: np.ndarray, factors: list):
+    """Main effects and pairwise interactions on log medians.
+
+    log_medians: (..., cells); levels: (cells, factors) of 0/1. Main effect of A: mean over
+    cells with A on minus mean over cells with A off. Interaction of A and B: the mean over the
+    other factors' levels of (AB - A - B + base), which for two factors is exactly that."""
+    mains = []
+    for f in range(len(factors)):
+        on, off = levels[:, f] == 1, levels[:, f] == 0
+        mains.append(log_medians[..., on].mean(axis=-1) - log_medians[..., off].mean(axis=-1))
+    interactions = []
+    for a in range(len(factors)):
+        for b in range(a + 1, len(factors)):
+            sign = np.where(levels[:, a] == levels[:, b], 1.0, -1.0)
+            # each (A, B) square contributes its 4 cells with signs +AB -A -B +base
+            interactions.append(((a, b), (log_medians * sign).sum(axis=-1) / (len(sign) / 4)))
+    return mains, interactions
+
+
+def analyze_factorial(x: Experiment, resamples: int = 2000, seed: int = 42) -> Factorial:
+    """Main effects and interactions of a factorial experiment, with percentile intervals from a
+    hierarchical bootstrap of every cell (numpy generator, fixed seed)."""
+    result = Factorial(x.name, x.workload, list(x.factors), [], [], [])
+    cells = []
+    for arm in x.arms:
+        levels = parse_cell(arm.name)
+        result.cells.append((arm.name, levels or {}, arm.median_seconds, arm.ok))
+        if levels is None or sorted(levels) != sorted(x.factors):
+            result.note = f"arm {arm.name!r} is not a cell of {'x'.join(x.factors) or 'the factors'}"
+            return result
+        cells.append((arm, levels))
+    k = len(x.factors)
+    if k < 2 or len({tuple(sorted(lv.items())) for _, lv in cells}) != 2**k or len(cells) != 2**k:
+        result.note = f"needs all {2**k} cells of {k} factors (has {len(cells)}): no contrasts"
+        return result
+    empty = [arm.name for arm, _ in cells if not any(arm.time_groups)]
+    if empty:
+        result.note = f"no valid samples in cell(s) {', '.join(empty)}: no contrasts"
+        return result
+    levels = np.array([[int(lv[f]) for f in x.factors] for _, lv in cells])
+    point = np.log([arm.median_seconds for arm, _ in cells])
+    rng = np.random.default_rng(seed)
+    boot = np.log(np.stack([_cell_resample_medians(arm.time_groups, rng, resamples) for arm, _ in cells], axis=1))
+    point_mains, point_inter = _contrasts(point, levels, x.factors)
+    boot_mains, boot_inter = _contrasts(boot, levels, x.factors)
+
+    def estimate(label, value, samples):
+        lo, hi = np.percentile(samples, [2.5, 97.5])
+        return Estimate(label, math.exp(value), math.exp(lo), math.exp(hi),
+                        verdict_of_interval(math.exp(lo), math.exp(hi)))
+
+    for f, name in enumerate(x.factors):
+        result.main_effects.append(estimate(name, point_mains[f], boot_mains[f]))
+    for ((a, b), value), (_, samples) in zip(point_inter, boot_inter):
+        est = estimate(f"{x.factors[a]} × {x.factors[b]}", value, samples)
+        est.verdict = "interact" if est.verdict != NO_EFFECT else "no measurable interaction"
+        result.interactions.append(est)
+    if any(arm.ok == 1 for arm, _ in cells):
+        result.note = "a cell has 1 process: intervals ignore between-process variance (too narrow)"
+    return result
+
+
+# ============================================================================================
+# Compute: trends over the nightly history
+# ============================================================================================
+
+
+@dataclass
+class TrendSeries:
+    experiment: str
+    arm: str
+    host: str
+    when: list = field(default_factory=list)  # datetimes
+    run_uuids: list = field(default_factory=list)
+    medians: list = field(default_factory=list)  # median of the run's process medians, seconds
+    lows: list = field(default_factory=list)  # lowest process median
+    highs: list = field(default_factory=list)  # highest process median
+
+
+@dataclass
+class SoftwareChange:
+    host: str
+    when: datetime.datetime
+    kind: str  # "LibTorch" or "git"
+    text: str
+
+
+@dataclass
+class Trends:
+    series: dict  # experiment -> [TrendSeries]
+    changes: list  # of SoftwareChange
+    regressions: set  # {(run_uuid, experiment)} marked by `tunebench check`
+    regression_note: str
+    runs_per_host: dict
+
+
+def trial_medians(con: sqlite3.Connection, hosts: list[str]):
+    """(run_uuid, started_at, host, experiment, arm, median seconds) of every ok trial on
+    `hosts`. Medians computed here in one pass over the samples (the v_trial_medians view ranks
+    every sample of the file with a window function: slower on a year of history)."""
+    placeholders = ",".join("?" * len(hosts))
+    trials = con.execute(
+        f"""SELECT t.id, t.run_uuid, r.started_at, h.hostname, t.experiment, t.arm
+            FROM trials t JOIN runs r ON r.uuid = t.run_uuid JOIN hosts h ON h.id = r.host_id
+            WHERE t.status = 'ok' AND h.hostname IN ({placeholders})""",
+        hosts,
+    ).fetchall()
+    if not trials:
+        return []
+    data = np.array(
+        con.execute(
+            f"""SELECT s.trial_id, s.seconds FROM samples s JOIN trials t ON t.id = s.trial_id
+                JOIN runs r ON r.uuid = t.run_uuid JOIN hosts h ON h.id = r.host_id
+                WHERE t.status = 'ok' AND h.hostname IN ({placeholders})""",
+            hosts,
+        ).fetchall(),
+        dtype=float,
+    ).reshape(-1, 2)
+    order = np.lexsort((data[:, 1], data[:, 0]))
+    ids, seconds = data[order, 0].astype(np.int64), data[order, 1]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    counts = np.diff(np.r_[starts, len(ids)])
+    lower = seconds[starts + (counts - 1) // 2]
+    upper = seconds[starts + counts // 2]
+    medians = dict(zip(ids[starts].tolist(), (lower + (upper - lower) / 2).tolist()))
+    return [(run, when, host, x, arm, medians[i]) for i, run, when, host, x, arm in trials if i in medians]
+
+
+def regression_marks(con: sqlite3.Connection) -> tuple[set, str]:
+    """Regressions as `tunebench check` will store them: a `regressions` table with run_uuid
+    and experiment columns. Until it exists nothing is marked (and nothing is guessed)."""
+    columns = {row[1] for row in con.execute("PRAGMA table_info(regressions)")}
+    if {"run_uuid", "experiment"} <= columns:
+        marks = set(con.execute("SELECT run_uuid, experiment FROM regressions").fetchall())
+        return marks, f"{len(marks)} regression(s) found by `tunebench check` are marked ▼."
+    return set(), (
+        "Regressions are not marked: they come from `tunebench check`, which is not built yet "
+        "(no `regressions` table in this database). Nothing here is flagged by eye."
+    )
+
+
+def compute_trends(con: sqlite3.Connection, runs: list[RunInfo], hosts: list[str]) -> Trends:
+    """Per experiment, arm and host: each run's median of process medians and their range."""
+    grouped: dict[tuple, list] = {}
+    for run_uuid, started, host, experiment, arm, value in trial_medians(con, hosts):
+        grouped.setdefault((experiment, arm, host, started, run_uuid), []).append(value)
+    series: dict[tuple, TrendSeries] = {}
+    for (experiment, arm, host, started, run_uuid), values in sorted(grouped.items(), key=lambda kv: kv[0][3]):
+        s = series.setdefault((experiment, arm, host), TrendSeries(experiment, arm, host))
+        s.when.append(parse_time(started))
+        s.run_uuids.append(run_uuid)
+        s.medians.append(median(values))
+        s.lows.append(min(values))
+        s.highs.append(max(values))
+    by_experiment: dict[str, list] = {}
+    for s in series.values():
+        by_experiment.setdefault(s.experiment, []).append(s)
+    changes = []
+    per_host: dict[str, int] = {}
+    previous: dict[str, RunInfo] = {}
+    for run in runs:
+        if run.hostname not in hosts:
+            continue
+        per_host[run.hostname] = per_host.get(run.hostname, 0) + 1
+        before = previous.get(run.hostname)
+        if before is not None:
+            if run.libtorch_version != before.libtorch_version:
+                changes.append(SoftwareChange(run.hostname, run.when, "LibTorch",
+                                              f"LibTorch {before.libtorch_version} → {run.libtorch_version}"))
+            if run.git_revision != before.git_revision:
+                changes.append(SoftwareChange(run.hostname, run.when, "git", f"git {run.git_revision[:7]}"))
+        previous[run.hostname] = run
+    marks, note = regression_marks(con)
+    return Trends(by_experiment, changes, marks, note, per_host)
+
+
+# ============================================================================================
+# Compute: hosts side by side
+# ============================================================================================
+
+
+@dataclass
+class Throughput:
+    workload: tuple  # (model, preset, mode, batch)
+    host: str
+    cores: int | None
+    items_per_second: float  # median over the default-settings trials of the host's latest run
+    trials: int
+    run_uuid: str
+    price: float | None
+
+    @property
+    def per_core(self) -> float | None:
+        return self.items_per_second / self.cores if self.cores else None
+
+    @property
+    def per_price(self) -> float | None:
+        return self.items_per_second / self.price if self.price else None
+
+
+def is_default_settings(settings: dict, cores: int | None) -> bool:
+    """Every switch off, the default allocator, one thread per core: the configuration in which
+    hosts are compared (trials of every experiment that ran it count)."""
+    for knob, value in settings.items():
+        if knob == "omp_threads":
+            if value != cores:
+                return False
+        elif knob == "allocator":
+            if value != "glibc":
+                return False
+        elif value is not False:
+            return False
+    return bool(settings)
+
+
+def latest_run_per_host(runs: list[RunInfo], hosts: list[str]) -> dict[str, RunInfo]:
+    latest = {}
+    for run in runs:
+        if run.hostname in hosts:
+            latest[run.hostname] = run  # runs are oldest first
+    return latest
+
+
+def compute_throughput(con, runs: list[RunInfo], hosts: list[str], prices: dict) -> list[Throughput]:
+    results = []
+    for host, run in latest_run_per_host(runs, hosts).items():
+        per_workload: dict[tuple, list] = {}
+        for trial in load_trials(con, [run.uuid]):
+            if trial.status == "ok" and trial.items_per_second and is_default_settings(trial.settings, run.cores):
+                key = (trial.model, trial.preset, trial.mode, trial.batch)
+                per_workload.setdefault(key, []).append(trial.items_per_second)
+        for key, values in per_workload.items():
+            results.append(Throughput(key, host, run.cores, median(values), len(values), run.uuid, prices.get(host)))
+    results.sort(key=lambda t: (t.workload, t.host))
+    return results
+
+
+@dataclass
+class ThreadPoint:
+    workload: tuple
+    host: str
+    threads: int
+    median_seconds: float
+    trials: int
+    run_uuid: str
+
+
+def compute_thread_sweep(con, runs: list[RunInfo], hosts: list[str]) -> list[ThreadPoint]:
+    """Time per iteration against threads, from each host's latest run with omp_threads trials."""
+    with_sweep = {
+        row[0]
+        for row in con.execute("SELECT DISTINCT run_uuid FROM trials WHERE knob = 'omp_threads' AND status = 'ok'")
+    }
+    latest = latest_run_per_host([r for r in runs if r.uuid in with_sweep], hosts)
+    points = []
+    for host, run in latest.items():
+        groups: dict[tuple, list] = {}
+        for trial in load_trials(con, [run.uuid], knob="omp_threads"):
+            threads = trial.settings.get("omp_threads")
+            if trial.status != "ok" or not trial.samples or not isinstance(threads, int) or isinstance(threads, bool):
+                continue
+            key = ((trial.model, trial.preset, trial.mode, trial.batch), threads)
+            groups.setdefault(key, []).append(median(trial.samples))
+        for (workload, threads), values in groups.items():
+            points.append(ThreadPoint(workload, host, threads, median(values), len(values), run.uuid))
+    points.sort(key=lambda p: (p.workload, p.host, p.threads))
+    return points
+
+
+def energy_columns(con: sqlite3.Connection) -> list[str]:
+    return [row[1] for row in con.execute("PRAGMA table_info(trials)")
+            if "energy" in row[1].lower() or "joule" in row[1].lower()]
+
+
+# ============================================================================================
+# Present: figures (matplotlib, Agg). Each returns PNG bytes.
+# ============================================================================================
+
+VERDICT_COLOURS = {
+    HELPS: "#1a9641",
+    HURTS: "#d7191c",
+    NO_EFFECT: "#8c8c8c",
+    INSUFFICIENT: "#c8c8c8",
+    "interact": "#7b3294",
+    "no measurable interaction": "#8c8c8c",
+}
+ARM_COLOURS = ["#2c7bb6", "#fdae61", "#1a9641", "#d7191c", "#7b3294", "#8c510a", "#01665e", "#c51b7d"]
+HOST_STYLES = ["-", "--", ":", "-."]
+HOST_MARKERS = ["o", "s", "^", "D"]
+
+
+def png_bytes(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def short(text: str, width: int) -> str:
+    text = str(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def plain_log_axis(axis, ticks=None):
+    """Log-scale tick labels as plain numbers (mathtext is off for safety, see the top)."""
+    if ticks is None:
+        low, high = axis.get_view_interval()
+        ticks = log_ticks(min(low, high), max(low, high))
+    axis.set_major_locator(matplotlib.ticker.FixedLocator(ticks))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def log_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
+    """Readable values (1, 2, 5 x 10^k; else 2 significant digits) for a log axis lo..hi."""
+    if not (lo > 0 and hi > lo):
+        return [lo] if lo > 0 else [1.0]
+    nice = [m * 10.0**k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) for m in (1, 2, 5)]
+    ticks = [t for t in nice if lo <= t <= hi]
+    while len(ticks) > count:
+        ticks = ticks[::2]
+    if len(ticks) < 3:
+        ticks = sorted({float(f"{t:.2g}") for t in np.geomspace(lo, hi, 4)})
+    return ticks
+
+
+def ratio_ticks(lo: float, hi: float, count: int = 7) -> list[float]:
+    """Readable tick values for a log axis of ratios between lo and hi, 1 always among them."""
+    coarse = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100]
+    fine = [0.95, 0.97, 0.98, 0.99, 0.995, 1.005, 1.01, 1.02, 1.03, 1.05]
+    spacing = math.log(hi / lo) / count  # at most ~count labels, evenly apart on the log scale
+    ticks = [1.0]
+    for c in sorted(coarse) + sorted(fine, key=lambda v: -abs(math.log(v))):
+        if lo <= c <= hi and all(abs(math.log(c / t)) >= spacing for t in ticks):
+            ticks.append(c)
+    return sorted(ticks)
+
+
+def ratio_limits(values: list[float]) -> tuple[float, float]:
+    finite = [v for v in values if math.isfinite(v) and v > 0] + [1.0]
+    lo, hi = min(finite), max(finite)
+    span = max(math.log(hi / lo), math.log(1.2))
+    pad = math.exp(0.08 * span)
+    return lo / pad, hi * pad
+
+
+def style_ratio_axis(ax, lo: float, hi: float, left_text: str, right_text: str, title: str,
+                     ticks: int = 7):
+    ax.set_xscale("log")
+    ax.set_xlim(lo, hi)
+    ticks = ratio_ticks(lo, hi, ticks)
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([f"{t:g}×" for t in ticks])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.axvspan(lo, 1, color=VERDICT_COLOURS[HELPS], alpha=0.07, lw=0)
+    ax.axvspan(1, hi, color=VERDICT_COLOURS[HURTS], alpha=0.07, lw=0)
+    ax.axvline(1, color="black", lw=0.9)
+    ax.set_title(title, fontsize=10.5, loc="center", pad=18)
+    ax.text(0.0, 1.01, f"← {left_text}", transform=ax.transAxes, ha="left", va="bottom",
+            color=VERDICT_COLOURS[HELPS], fontsize=9, fontweight="bold")
+    ax.text(1.0, 1.01, f"{right_text} →", transform=ax.transAxes, ha="right", va="bottom",
+            color=VERDICT_COLOURS[HURTS], fontsize=9, fontweight="bold")
+    ax.tick_params(axis="y", left=False, labelleft=False)
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+
+
+def draw_interval(ax, y: float, ratio: float, lo: float, hi: float, verdict: str):
+    colour = VERDICT_COLOURS.get(verdict, VERDICT_COLOURS[NO_EFFECT])
+    if math.isfinite(lo) and math.isfinite(hi):
+        ax.plot([lo, hi], [y, y], color=colour, lw=4, solid_capstyle="butt")
+        ax.plot([lo, lo], [y - 0.17, y + 0.17], color=colour, lw=1.5)
+        ax.plot([hi, hi], [y - 0.17, y + 0.17], color=colour, lw=1.5)
+    if math.isfinite(ratio) and ratio > 0:
+        filled = verdict != INSUFFICIENT
+        ax.plot([ratio], [y], marker="D", ms=8, color=colour if filled else "white",
+                markeredgecolor="black" if filled else colour, markeredgewidth=1.0, zorder=3)
+
+
+def forest_rows(experiments: list[Experiment]) -> list[dict]:
+    """One row per compared pair: its time effect and, where measured, its memory effect."""
+    rows = []
+    for x in experiments:
+        compared = []
+        for e in x.effects:
+            if e.compared not in compared:
+                compared.append(e.compared)
+        for c in compared:
+            time = next((e for e in x.effects if e.compared == c and e.metric == "time"), None)
+            memory = next((e for e in x.effects if e.compared == c and e.metric == "peak memory"), None)
+            sub = x.workload
+            if x.knob == "factorial":
+                sub = c.split(" vs ")[0] + "  vs all off"
+            elif x.is_aa:
+                sub = "A/A control (identical arms): expect no effect"
+            rows.append({"experiment": x, "label": x.name, "sub": sub, "time": time, "memory": memory})
+        if not compared:
+            rows.append({"experiment": x, "label": x.name, "sub": x.problem or "no effect computed",
+                         "time": None, "memory": None})
+    return rows
+
+
+def claim_text(x: Experiment) -> str:
+    if x.is_aa:
+        return "control: both arms identical"
+    if x.knob == "factorial":
+        return "factorial: " + " × ".join(x.factors)
+    if x.claim.get("claim"):
+        return "claim: " + x.claim["claim"]
+    return "no claim recorded for this knob"
+
+
+def plot_forest(experiments: list[Experiment], hostname: str) -> bytes | None:
+    rows = forest_rows(experiments)
+    if not rows:
+        return None
+    has_memory = any(r["memory"] for r in rows)
+    n = len(rows)
+    fig = plt.figure(figsize=(13.5, 0.62 * n + 1.25))
+    top, bottom = 1 - 0.78 / (0.62 * n + 1.25), 0.45 / (0.62 * n + 1.25)
+    spans = {"label": (0.005, 0.245), "time": (0.255, 0.525 if has_memory else 0.62),
+             "memory": (0.54, 0.68), "text": (0.695 if has_memory else 0.635, 0.995)}
+    axes = {}
+    for key, (x0, x1) in spans.items():
+        if key == "memory" and not has_memory:
+            continue
+        axes[key] = fig.add_axes([x0, bottom, x1 - x0, top - bottom])
+        axes[key].set_ylim(n - 0.5, -0.5)
+    for key in ("label", "text"):
+        axes[key].axis("off")
+        axes[key].set_xlim(0, 1)
+    values = [v for r in rows if r["time"] for v in (r["time"].ratio, r["time"].lo, r["time"].hi)]
+    lo, hi = ratio_limits(values)
+    style_ratio_axis(axes["time"], lo, hi, "faster: helps", "slower: hurts",
+                     "time per iteration, on ÷ off (95 % interval)")
+    if has_memory:
+        values = [v for r in rows if r["memory"] for v in (r["memory"].ratio, r["memory"].lo, r["memory"].hi)]
+        mlo, mhi = ratio_limits(values)
+        style_ratio_axis(axes["memory"], mlo, mhi, "less", "more", "peak memory, on ÷ off", ticks=3)
+    for i, row in enumerate(rows):
+        for ax in axes.values():
+            if i % 2:
+                ax.axhspan(i - 0.5, i + 0.5, color="#f0f0f0", zorder=0, lw=0)
+        x = row["experiment"]
+        axes["label"].text(0.0, i - 0.1, short(row["label"], 44), fontsize=9.5, fontweight="bold",
+                           va="center", ha="left")
+        axes["label"].text(0.0, i + 0.24, short(row["sub"], 52), fontsize=8.5, color="#555555",
+                           va="center", ha="left")
+        time, memory = row["time"], row["memory"]
+        if time:
+            draw_interval(axes["time"], i, time.ratio, time.lo, time.hi, time.verdict)
+        if has_memory:
+            if memory:
+                draw_interval(axes["memory"], i, memory.ratio, memory.lo, memory.hi, memory.verdict)
+            else:
+                axes["memory"].text(math.sqrt(mlo * mhi), i, "not measured", ha="center",
+                                    va="center", fontsize=8, color="#999999")
+        lines = []
+        if time:
+            lines.append(("time", time))
+        if memory:
+            lines.append(("memory", memory))
+        y = i - 0.27 if len(lines) == 2 else i - 0.12
+        for name, e in lines:
+            colour = VERDICT_COLOURS.get(e.verdict, "#555555")
+            axes["text"].text(0.0, y, e.verdict.upper() if e.verdict in (HELPS, HURTS) else e.verdict,
+                              color=colour, fontsize=9.5, fontweight="bold", va="center", ha="left")
+            numbers = format_effect(e.ratio, e.lo, e.hi, "").strip()
+            axes["text"].text(0.43, y, f"{name} {numbers}", color="#333333", fontsize=8.5, va="center", ha="left")
+            y += 0.24
+        if not lines:
+            axes["text"].text(0.0, y, "no effect computed", color="#999999", fontsize=9, va="center")
+            y += 0.24
+        axes["text"].text(0.0, y + (0.02 if len(lines) < 2 else 0), short(claim_text(x), 70),
+                          fontsize=8.5, style="italic", color="#555555", va="center", ha="left")
+    axes["time"].set_yticks([])
+    fig.text(0.005, 0.995, f"Which advice helps on {short(hostname, 40)}: diamond = measured ratio, "
+             "bar = 95 % interval; green helps, red hurts, grey no measurable effect",
+             fontsize=10, va="top", ha="left", color="#333333")
+    return png_bytes(fig)
+
+
+def plot_factorial(f: Factorial) -> bytes:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.4), gridspec_kw={"width_ratios": [1.25, 1]})
+    fig.subplots_adjust(left=0.19, right=0.98, top=0.78, bottom=0.16, wspace=0.3)
+    estimates = f.main_effects + f.interactions
+    labels = ([f"main effect\n{short(e.label, 30)}" for e in f.main_effects]
+              + [f"interaction\n{short(e.label, 30)}" for e in f.interactions])
+    lo, hi = ratio_limits([v for e in estimates for v in (e.ratio, e.lo, e.hi)])
+    style_ratio_axis(left, lo, hi, "faster", "slower", "effect on time (95 % interval)")
+    for i, e in enumerate(estimates):
+        draw_interval(left, i, e.ratio, e.lo, e.hi, e.verdict)
+    left.set_ylim(len(estimates) - 0.5, -0.5)
+    left.set_yticks(range(len(estimates)))
+    left.tick_params(axis="y", labelleft=True)
+    left.set_yticklabels(labels, fontsize=9)
+    # Interaction plot of the first two factors (averaged over any others on the log scale).
+    a, b = f.factors[0], f.factors[1]
+    for level_b, colour in ((False, ARM_COLOURS[0]), (True, ARM_COLOURS[1])):
+        ys = []
+        for level_a in (False, True):
+            logs = [math.log(m) for _, lv, m, _ in f.cells if lv.get(a) == level_a and lv.get(b) == level_b]
+            ys.append(math.exp(sum(logs) / len(logs)))
+        unit, scale = time_unit(min(ys))
+        right.plot([0, 1], [y * scale for y in ys], marker="o", color=colour, lw=2,
+                   label=f"{short(b, 24)} {'on' if level_b else 'off'}")
+    right.set_xticks([0, 1])
+    right.set_xticklabels([f"{short(a, 24)} off", f"{short(a, 24)} on"])
+    right.set_xlim(-0.3, 1.3)
+    right.set_ylabel(f"median time per iteration ({unit})")
+    right.set_title("interaction plot: parallel lines = no interaction", fontsize=10)
+    right.legend(fontsize=9, frameon=False)
+    right.grid(axis="y", color="#e5e5e5")
+    fig.suptitle(f"{short(f.experiment, 70)}  ({f.workload}): main effects, interaction", fontsize=11,
+                 x=0.01, ha="left")
+    return png_bytes(fig)
+
+
+def time_unit(seconds: float) -> tuple[str, float]:
+    if seconds < 1e-3:
+        return "µs", 1e6
+    if seconds < 1:
+        return "ms", 1e3
+    return "s", 1.0
+
+
+def plot_trends(trends: Trends) -> bytes | None:
+    experiments = [x for x, ss in trends.series.items() if max(len(s.when) for s in ss) >= 2]
+    if not experiments:
+        return None
+    columns = 2 if len(experiments) > 1 else 1
+    rows = -(-len(experiments) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(13.5, 2.7 * rows + 0.9), squeeze=False)
+    fig.subplots_adjust(left=0.06, right=0.99, top=1 - 0.75 / (2.7 * rows + 0.9),
+                        bottom=0.35 / (2.7 * rows + 0.9), hspace=0.55, wspace=0.16)
+    hosts = sorted({s.host for ss in trends.series.values() for s in ss})
+    git_changes = [c for c in trends.changes if c.kind == "git"]
+    draw_git = len(git_changes) <= 12 * max(1, len(hosts))
+    for index, experiment in enumerate(experiments):
+        ax = axes[index // columns][index % columns]
+        series = trends.series[experiment]
+        arms = []
+        for s in series:
+            if s.arm not in arms:
+                arms.append(s.arm)
+        unit, scale = time_unit(min(min(s.medians) for s in series))
+        for s in series:
+            colour = ARM_COLOURS[arms.index(s.arm) % len(ARM_COLOURS)]
+            h = hosts.index(s.host)
+            ax.fill_between(s.when, np.array(s.lows) * scale, np.array(s.highs) * scale, color=colour, alpha=0.18, lw=0)
+            ax.plot(s.when, np.array(s.medians) * scale, color=colour, ls=HOST_STYLES[h % 4], lw=1.3,
+                    marker=HOST_MARKERS[h % 4] if len(s.when) <= 40 else None, ms=3)
+            marked = [i for i, u in enumerate(s.run_uuids) if (u, experiment) in trends.regressions]
+            if marked:
+                ax.plot([s.when[i] for i in marked], [s.medians[i] * scale * 1.04 for i in marked],
+                        "v", color="#d7191c", ms=8, zorder=4)
+        for change in trends.changes:
+            if change.kind == "LibTorch":
+                ax.axvline(change.when, color="#7b3294", lw=1.4)
+                ax.text(change.when, 1.0, " " + change.text, transform=ax.get_xaxis_transform(),
+                        fontsize=7.5, color="#7b3294", va="top", ha="left")
+            elif draw_git:
+                ax.axvline(change.when, color="#999999", lw=0.8, ls=":")
+        ax.set_title(short(experiment, 60), fontsize=10, loc="left")
+        ax.set_ylabel(f"{unit} / iteration", fontsize=9)
+        ax.grid(axis="y", color="#e5e5e5")
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
+        ax.tick_params(labelsize=8.5)
+        handles = [matplotlib.lines.Line2D([], [], color=ARM_COLOURS[i % len(ARM_COLOURS)], lw=2, label=short(a, 32))
+                   for i, a in enumerate(arms)]
+        ax.legend(handles=handles, fontsize=7.5, frameon=False, loc="upper left", ncol=min(len(arms), 2))
+    for index in range(len(experiments), rows * columns):
+        axes[index // columns][index % columns].axis("off")
+    handles = [matplotlib.lines.Line2D([], [], color="#333333", ls=HOST_STYLES[i % 4],
+                                       marker=HOST_MARKERS[i % 4], label=f"host {short(h, 30)}")
+               for i, h in enumerate(hosts)]
+    handles.append(matplotlib.patches.Patch(color="#888888", alpha=0.3, label="range of the run's process medians"))
+    handles.append(matplotlib.lines.Line2D([], [], color="#7b3294", lw=1.4, label="LibTorch version change"))
+    if draw_git and git_changes:
+        handles.append(matplotlib.lines.Line2D([], [], color="#999999", lw=0.8, ls=":", label="git revision change"))
+    if trends.regressions:
+        handles.append(matplotlib.lines.Line2D([], [], color="#d7191c", marker="v", ls="", label="regression (tunebench check)"))
+    fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=9, frameon=False)
+    return png_bytes(fig)
+
+
+def workload_label(workload: tuple) -> str:
+    model, preset, mode, batch = workload
+    return f"{model} {preset} {mode} b{batch}"
+
+
+def plot_throughput(rows: list[Throughput]) -> bytes | None:
+    if not rows:
+        return None
+    workloads = sorted({r.workload for r in rows})
+    hosts = sorted({r.host for r in rows})
+    metrics = [("items / s", lambda r: r.items_per_second), ("items / s per core", lambda r: r.per_core)]
+    if any(r.price for r in rows):
+        metrics.append(("items / s per price unit", lambda r: r.per_price))
+    height_in = 0.32 * len(workloads) * len(hosts) + 0.25 * len(workloads) + 1.3
+    fig, axes = plt.subplots(1, len(metrics), figsize=(13.5, height_in), sharey=True, squeeze=False)
+    fig.subplots_adjust(left=0.15, right=0.98, top=1 - 0.75 / height_in, bottom=0.45 / height_in, wspace=0.12)
+    height = 0.8 / len(hosts)
+    for ax, (title, value) in zip(axes[0], metrics):
+        for h, host in enumerate(hosts):
+            ys, xs = [], []
+            for w, workload in enumerate(workloads):
+                r = next((r for r in rows if r.workload == workload and r.host == host), None)
+                v = value(r) if r else None
+                if v:
+                    ys.append(w - 0.4 + height * (h + 0.5))
+                    xs.append(v)
+            bars = ax.barh(ys, xs, height=height * 0.9, color=ARM_COLOURS[h % len(ARM_COLOURS)], label=short(host, 30))
+            ax.bar_label(bars, labels=[f"{x:.3g}" for x in xs], fontsize=7.5, padding=2)
+        ax.set_xscale("log")
+        ax.margins(x=0.25)
+        ax.autoscale_view()
+        plain_log_axis(ax.xaxis)
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", color="#e5e5e5")
+    axes[0][0].set_yticks(range(len(workloads)))
+    axes[0][0].set_yticklabels([workload_label(w) for w in workloads], fontsize=9)
+    axes[0][0].invert_yaxis()
+    axes[0][0].legend(fontsize=9, frameon=False, loc="lower right")
+    fig.suptitle("Throughput with default settings (every knob off, all cores), each host's latest run; longer is better",
+                 fontsize=10.5, x=0.01, ha="left")
+    return png_bytes(fig)
+
+
+def plot_thread_sweep(points: list[ThreadPoint]) -> bytes | None:
+    if not points:
+        return None
+    workloads = sorted({p.workload for p in points})
+    hosts = sorted({p.host for p in points})
+    columns = min(len(workloads), 3)
+    rows = -(-len(workloads) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(max(9.0, 4.5 * columns), 3.3 * rows + 0.5), squeeze=False)
+    fig.subplots_adjust(left=0.1 if columns > 1 else 0.12, right=0.98, top=1 - 0.7 / (3.3 * rows + 0.5),
+                        bottom=0.5 / (3.3 * rows + 0.5), wspace=0.3, hspace=0.45)
+    for ax in axes.flat[len(workloads):]:
+        ax.axis("off")
+    for ax, workload in zip(axes.flat, workloads):
+        for h, host in enumerate(hosts):
+            pts = [p for p in points if p.workload == workload and p.host == host]
+            if not pts:
+                continue
+            colour = ARM_COLOURS[h % len(ARM_COLOURS)]
+            threads = [p.threads for p in pts]
+            seconds = [p.median_seconds for p in pts]
+            ms = [1e3 * v for v in seconds]
+            ax.plot(threads, ms, marker=HOST_MARKERS[h % 4], color=colour, lw=2, label=short(host, 30))
+            if pts[0].threads == 1:
+                ax.plot(threads, [ms[0] / t for t in threads], ls=":", color=colour, lw=1)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.autoscale_view()
+        plain_log_axis(ax.xaxis, sorted({p.threads for p in points if p.workload == workload}))
+        plain_log_axis(ax.yaxis)
+        ax.set_xlabel("threads (OMP_NUM_THREADS)")
+        ax.set_ylabel("median ms / iteration")
+        ax.set_title(workload_label(workload), fontsize=10)
+        ax.grid(color="#e5e5e5")
+        ax.legend(fontsize=8.5, frameon=False)
+    fig.suptitle("Thread sweep: time per iteration against threads; dotted = perfect scaling from 1 thread",
+                 fontsize=10.5, x=0.01, ha="left")
+    return png_bytes(fig)
+
+
+# ============================================================================================
+# Assemble: everything the page shows, computed before anything is drawn
+# ============================================================================================
+
+
+@dataclass
+class Report:
+    db_path: str
+    generated_at: str
+    runs: list = field(default_factory=list)  # of RunInfo, on the selected hosts
+    hosts: list = field(default_factory=list)  # hostnames shown
+    run: RunInfo | None = None
+    details: RunDetails | None = None
+    experiments: list = field(default_factory=list)
+    factorials: list = field(default_factory=list)
+    trends: Trends | None = None
+    throughput: list = field(default_factory=list)
+    threads: list = field(default_factory=list)
+    prices: dict = field(default_factory=dict)
+    energy: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)  # things that make results less trustworthy
+    missing: dict = field(default_factory=dict)  # section -> [what is missing and why]
+
+    def lack(self, section: str, text: str):
+        self.missing.setdefault(section, []).append(text)
+
+
+SECTIONS = {"run": "Run", "claims": "Claims vs measured", "factorial": "Factorial experiments",
+            "trends": "Trends", "hosts": "Hosts side by side"}
+
+
+def load_prices(path: str) -> dict:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ReportError(f"--prices {path}: cannot read it ({error.strerror or error})") from None
+    try:
+        prices = json.loads(text)
+    except ValueError as error:
+        raise ReportError(f"--prices {path}: not valid JSON ({error})") from None
+    if not isinstance(prices, dict):
+        raise ReportError(f'--prices {path}: expected a JSON object of hostname to price, e.g. {{"host-a": 1200}}')
+    for host, price in prices.items():
+        if isinstance(price, bool) or not isinstance(price, (int, float)) or not price > 0 or not math.isfinite(price):
+            raise ReportError(f"--prices {path}: the price of {host!r} is {json.dumps(price)}; prices are positive numbers")
+    return {str(h): float(p) for h, p in prices.items()}
+
+
+def build_report(db_path: str, con, missing_tables: list, version: int, run_spec: str,
+                 host_filter: list | None, prices: dict) -> Report:
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    report = Report(db_path, now, prices=prices)
+    if missing_tables:
+        report.lack("run", f"The database has no tunebench tables (an empty file?). Make runs with "
+                           f"`tunebench run --suite suites/smoke.json --db {db_path}`.")
+        if run_spec != "latest":
+            raise ReportError(f"--run {run_spec!r}: the database has no runs")
+        return report
+    if version > SCHEMA_VERSION:
+        report.warnings.append(f"The database has schema version {version}; this report reads version "
+                               f"{SCHEMA_VERSION}. Columns added since are not shown.")
+    all_runs = load_runs(con)
+    known_hosts = sorted({r.hostname for r in all_runs})
+    if host_filter:
+        unknown = [h for h in host_filter if h not in known_hosts]
+        if unknown:
+            raise ReportError(f"--hosts: no run on {', '.join(map(repr, unknown))}; "
+                              f"hosts in the database: {', '.join(known_hosts) or 'none'}")
+    report.hosts = list(host_filter) if host_filter else known_hosts
+    report.runs = [r for r in all_runs if r.hostname in report.hosts]
+    report.run = select_run(all_runs if run_spec != "latest" else report.runs, run_spec)
+    stray = sorted(set(prices) - set(known_hosts))
+    if stray:
+        report.warnings.append(f"Prices given for host(s) not in the database: {', '.join(stray)}.")
+
+    # 1. Claims vs measured, 2. factorials: the selected run.
+    if report.run is None:
+        report.lack("run", "The database has no runs yet. Make one with "
+                           "`tunebench run --suite suites/smoke.json`.")
+    else:
+        report.details = load_run_details(con, report.run.uuid)
+        trials = load_trials(con, [report.run.uuid])
+        report.experiments = analyze_run(trials, report.details.claims)
+        if not report.run.host_quiet:
+            report.warnings.append("The host was not quiet when the run started ("
+                                   + "; ".join(report.details.host_warnings or ["no details"])
+                                   + "): intervals may be wider and effects noisier.")
+        if report.run.status != "completed":
+            report.warnings.append(f"The run's status is '{report.run.status}'.")
+        if not trials:
+            report.lack("claims", "The selected run has no trials: nothing to compare with the claims.")
+        elif not any(x.effects for x in report.experiments):
+            report.lack("claims", "No experiment of the selected run has a valid trial in both arms: no effect computed.")
+        for x in report.experiments:
+            bad = sum(a.failed + a.invalid for a in x.arms)
+            if bad:
+                report.warnings.append(f"{x.name}: {bad} trial(s) failed or were invalid; they are left out.")
+            if x.is_aa and any(e.verdict in (HELPS, HURTS) for e in x.effects):
+                report.warnings.append(f"The A/A control {x.name} shows a measurable effect between identical "
+                                       "arms: on this host the intervals are too narrow; distrust small effects.")
+        report.factorials = [analyze_factorial(x) for x in report.experiments if x.knob == "factorial" and x.effects]
+        if not report.factorials:
+            report.lack("factorial", 'The selected run has no factorial experiment (a suite entry with '
+                                     '"factorial": [knob, knob]).')
+
+    # 3. Trends over all runs of the selected hosts.
+    report.trends = compute_trends(con, report.runs, report.hosts)
+    if not report.trends.runs_per_host or max(report.trends.runs_per_host.values()) < 2:
+        count = len(report.runs)
+        report.lack("trends", f"Trends need at least 2 runs on one host; the database has {count} "
+                              f"run{'' if count == 1 else 's'} on the selected host(s). Runs of the same suite night after "
+                              "night (e.g. --label nightly) build the history.")
+    report.lack("trends", report.trends.regression_note) if not report.trends.regressions else None
+
+    # 4. Hosts side by side.
+    report.throughput = compute_throughput(con, report.runs, report.hosts, prices)
+    report.threads = compute_thread_sweep(con, report.runs, report.hosts)
+    report.energy = energy_columns(con)
+    shown_hosts = sorted({t.host for t in report.throughput})
+    if not report.throughput:
+        report.lack("hosts", "No trial ran with default settings (every knob off, all cores), so hosts "
+                             "cannot be compared on throughput.")
+    elif len(shown_hosts) < 2:
+        report.lack("hosts", f"Only one host ({shown_hosts[0]}): nothing to compare side by side. Run the "
+                             "same suite on other machines and merge the databases.")
+    if not prices:
+        report.lack("hosts", "No prices: pass --prices FILE (a JSON object of hostname to price) for "
+                             "throughput per price.")
+    elif shown_hosts and not any(t.price for t in report.throughput):
+        report.lack("hosts", "The prices file names none of the hosts shown.")
+    if not report.threads:
+        report.lack("hosts", "No thread sweep: no run on these hosts has omp_threads trials.")
+    elif all(len({p.threads for p in report.threads if p.host == h and p.workload == w}) < 3
+             for h, w in {(p.host, p.workload) for p in report.threads}):
+        report.lack("hosts", "The thread sweep has only two thread counts per host (the omp_threads knob's "
+                             "off and on arms): a fuller curve needs a suite with more thread settings.")
+    if not report.energy:
+        report.lack("hosts", "Energy per sample is not recorded yet: tunebench does not measure energy, "
+                             "and the database has no energy column.")
+    return report
+
+
+# ============================================================================================
+# Present: HTML page and Markdown summary
+# ============================================================================================
+
+
+def esc(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def md(value) -> str:
+    """Text for a Markdown table cell: HTML-escaped (job summaries render HTML) and with
+    Markdown's own specials neutralised."""
+    text = str(value).replace("\n", " ")
+    for ch in "\\`*_[]|~#":
+        text = text.replace(ch, "\\" + ch)
+    return html.escape(text, quote=False)
+
+
+def verdict_class(verdict: str) -> str:
+    return {HELPS: "helps", HURTS: "hurts", NO_EFFECT: "none", INSUFFICIENT: "insufficient"}.get(verdict, "none")
+
+
+def effect_text(e) -> str:
+    return format_effect(e.ratio, e.lo, e.hi, "").strip()
+
+
+CSS = """
+body{font-family:"DejaVu Sans",system-ui,sans-serif;margin:0;color:#222;background:#fff}
+main{max-width:1370px;margin:0 auto;padding:10px 16px 40px}
+h1{font-size:22px;margin:4px 0 2px} h2{font-size:18px;border-bottom:2px solid #ddd;padding-bottom:3px;margin:26px 0 8px}
+h3{font-size:15px;margin:16px 0 6px}
+.meta{color:#444;font-size:13.5px;margin:2px 0}
+.glance{margin:8px 0 4px;font-size:14px}
+.glance div{margin:4px 0}
+.glance b{display:inline-block;min-width:190px}
+.chip{display:inline-block;border-radius:4px;padding:1px 7px;margin:1px 2px;font-size:13px;color:#fff}
+.helps{background:#1a9641;color:#fff} .hurts{background:#d7191c;color:#fff}
+.none{background:#8c8c8c;color:#fff} .insufficient{background:#d9d9d9;color:#222}
+.note{background:#fff8e1;border-left:4px solid #f0b400;padding:5px 12px;font-size:13.5px;margin:8px 0}
+.note ul,.warn ul{margin:2px 0;padding-left:20px}
+.warn{background:#fdecea;border-left:4px solid #d7191c;padding:5px 12px;font-size:13.5px;margin:8px 0}
+table{border-collapse:collapse;font-size:12.5px;margin:6px 0}
+td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#f4f4f4} td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.verdict{font-weight:bold;white-space:nowrap}
+img{max-width:100%;height:auto;display:block;margin:4px 0}
+footer{color:#777;font-size:12px;margin-top:30px}
+code{font-size:12.5px}
+"""
+
+
+def notes_html(report: Report, section: str) -> str:
+    items = report.missing.get(section, [])
+    if not items:
+        return ""
+    return '<div class="note"><b>Not shown here:</b><ul>' + "".join(f"<li>{esc(t)}</li>" for t in items) + "</ul></div>"
+
+
+def image_html(png: bytes | None, alt: str) -> str:
+    if not png:
+        return ""
+    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+
+
+def glance_groups(report: Report) -> dict:
+    groups = {HELPS: [], HURTS: [], NO_EFFECT: [], INSUFFICIENT: []}
+    for x in report.experiments:
+        for e in x.effects:
+            name = x.name if x.knob != "factorial" else f"{x.name}: {e.compared.split(' vs ')[0]}"
+            groups.setdefault(e.verdict, []).append((name, e.metric, x))
+    return groups
+
+
+def render_html(report: Report, figures: dict) -> str:
+    run = report.run
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             "<title>tunebench report</title>", f"<style>{CSS}</style></head><body><main>"]
+    parts.append("<h1>tunebench report</h1>")
+    if run:
+        d = report.details
+        parts.append(
+            f'<p class="meta">Run <code>{esc(run.uuid)}</code> · suite <b>{esc(run.suite_name)}</b>'
+            + (f" · label {esc(run.label)}" if run.label else "")
+            + f" · started {esc(run.started_at)} · {esc(run.status)}</p>"
+            f'<p class="meta">Host <b>{esc(run.hostname)}</b> ({esc(run.cpu_model)}, {esc(run.cores)} cores)'
+            f" · software {esc(d.software_build or 'LibTorch ' + run.libtorch_version)}"
+            f" · git {esc(run.git_revision[:12])}"
+            f" · database {esc(report.db_path)} ({len(report.runs)} run(s) on {len(report.hosts)} host(s))</p>"
+        )
+        groups = glance_groups(report)
+        rows = []
+        titles = {HELPS: f"Helps on {run.hostname}", HURTS: f"Hurts on {run.hostname}",
+                  NO_EFFECT: "No measurable effect", INSUFFICIENT: "Insufficient data"}
+        for verdict, title in titles.items():
+            if groups.get(verdict):
+                chips = "".join(
+                    f'<span class="chip {verdict_class(verdict)}">{esc(name)}'
+                    f'{" · peak memory" if metric == "peak memory" else ""}</span>'
+                    for name, metric, _ in groups[verdict])
+                rows.append(f"<div><b>{esc(title)}:</b> {chips}</div>")
+        if rows:
+            parts.append('<div class="glance">' + "".join(rows) + "</div>")
+    else:
+        parts.append(f'<p class="meta">Database {esc(report.db_path)}</p>')
+    parts.append(notes_html(report, "run"))
+    if report.warnings:
+        parts.append('<div class="warn"><b>Read with care:</b><ul>'
+                     + "".join(f"<li>{esc(w)}</li>" for w in report.warnings) + "</ul></div>")
+
+    # 1. Claims vs measured
+    parts.append("<h2>1. Claims vs measured</h2>")
+    if report.experiments:
+        parts.append('<p class="meta">Effect = median(on) ÷ median(off) of seconds per iteration (and of peak RSS '
+                     "for memory knobs), with a 95 % hierarchical bootstrap interval (processes, then samples; "
+                     "2000 resamples). The verdict comes from the interval: below 1 helps, above 1 hurts, "
+                     "across 1 no measurable effect.</p>")
+        parts.append(image_html(figures.get("forest.png"), "forest plot of every effect of the run"))
+        parts.append(effects_table_html(report))
+    parts.append(notes_html(report, "claims"))
+
+    # 2. Factorial experiments
+    parts.append("<h2>2. Factorial experiments</h2>")
+    for i, f in enumerate(report.factorials):
+        parts.append(f"<h3>{esc(f.experiment)} <span class=\"meta\">({esc(f.workload)})</span></h3>")
+        if f.main_effects:
+            parts.append(image_html(figures.get(f"factorial-{i + 1}.png"), "main effects and interaction plot"))
+            parts.append(factorial_table_html(f))
+        if f.note:
+            parts.append(f'<div class="note">{esc(f.note)}</div>')
+    parts.append(notes_html(report, "factorial"))
+
+    # 3. Trends
+    parts.append("<h2>3. Trends over the nightly history</h2>")
+    if figures.get("trends.png"):
+        parts.append('<p class="meta">Each point: one run\'s median of its processes\' median time per '
+                     "iteration; band: the lowest to highest process median of that run. Vertical lines: "
+                     "software changes.</p>")
+        parts.append(image_html(figures["trends.png"], "median time per iteration over the runs"))
+        parts.append(software_changes_html(report.trends))
+    parts.append(notes_html(report, "trends"))
+
+    # 4. Hosts
+    parts.append("<h2>4. Hosts side by side</h2>")
+    if report.throughput:
+        parts.append(image_html(figures.get("hosts.png"), "throughput per host, per core and per price"))
+        parts.append(throughput_table_html(report))
+    if report.threads:
+        parts.append("<h3>Thread sweep</h3>")
+        parts.append(image_html(figures.get("threads.png"), "time per iteration against threads"))
+        parts.append(threads_table_html(report.threads))
+    if report.energy:
+        parts.append(f'<div class="note">Energy columns found ({esc(", ".join(report.energy))}); '
+                     "this report does not read them yet.</div>")
+    parts.append(notes_html(report, "hosts"))
+
+    if report.details and report.details.not_applicable:
+        parts.append("<h2>Not applicable on this host</h2><table><tr><th>experiment</th><th>reason</th></tr>")
+        parts.extend(f"<tr><td>{esc(na.get('experiment', '?'))}</td><td>{esc(na.get('reason', ''))}</td></tr>"
+                     for na in report.details.not_applicable)
+        parts.append("</table>")
+    parts.append(f"<footer>Generated {esc(report.generated_at)} by reports/render.py from "
+                 f"{esc(report.db_path)}. Figures are embedded; the page needs no network.</footer>")
+    parts.append("</main></body></html>")
+    return "\n".join(p for p in parts if p)
+
+
+def effects_table_html(report: Report) -> str:
+    run = report.run
+    software = f"LibTorch {run.libtorch_version}, git {run.git_revision[:7]}"
+    rows = ["<table><tr><th>experiment</th><th>workload</th><th>compared</th><th>claim</th><th>metric</th>"
+            "<th>measured effect [95 % interval]</th><th>verdict</th><th>host</th><th>software</th>"
+            "<th>arms (ok/failed/invalid)</th><th>note</th></tr>"]
+    for x in report.experiments:
+        arms = ", ".join(f"{a.name}: {a.ok}/{a.failed}/{a.invalid}" for a in x.arms)
+        claim = claim_text(x)
+        if x.claim.get("false_claim"):
+            claim += f" (false claim in the sources: {x.claim['false_claim']})"
+        effects = x.effects or [None]
+        for e in effects:
+            if e is None:
+                rows.append(f"<tr><td>{esc(x.name)}</td><td>{esc(x.workload)}</td><td></td><td>{esc(claim)}</td>"
+                            f"<td></td><td></td><td class=\"verdict\">{esc(x.problem or 'no effect')}</td>"
+                            f"<td>{esc(run.hostname)}</td><td>{esc(software)}</td><td>{esc(arms)}</td><td></td></tr>")
+                continue
+            rows.append(
+                f"<tr><td>{esc(x.name)}</td><td>{esc(x.workload)}</td><td>{esc(e.compared)}</td>"
+                f"<td>{esc(claim)}</td><td>{esc(e.metric)}</td><td class=\"num\">{esc(effect_text(e))}</td>"
+                f'<td class="verdict {verdict_class(e.verdict)}">{esc(e.verdict)}</td>'
+                f"<td>{esc(run.hostname)}</td><td>{esc(software)}</td><td>{esc(arms)}</td><td>{esc(e.note)}</td></tr>")
+    rows.append("</table>")
+    return "".join(rows)
+
+
+def factorial_table_html(f: Factorial) -> str:
+    rows = ["<table><tr><th>contrast</th><th>ratio [95 % interval]</th><th>verdict</th></tr>"]
+    for kind, estimates in (("main effect", f.main_effects), ("interaction", f.interactions)):
+        for e in estimates:
+            cls = verdict_class(e.verdict) if kind == "main effect" else ("hurts" if e.verdict == "interact" else "none")
+            rows.append(f"<tr><td>{kind}: {esc(e.label)}</td>"
+                        f"<td class=\"num\">{esc(format_effect(e.ratio, e.lo, e.hi, '').strip())}</td>"
+                        f'<td class="verdict {cls}">{esc(e.verdict)}</td></tr>')
+    rows.append("</table><p class=\"meta\">Main effect: geometric mean of the cells with the factor on ÷ "
+                "with it off. Interaction: (AB · base) ÷ (A · B) of the cell medians; 1 means the two "
+                "effects multiply independently. Intervals: bootstrap of processes then samples in every cell.</p>")
+    return "".join(rows)
+
+
+def software_changes_html(trends: Trends) -> str:
+    libtorch = [c for c in trends.changes if c.kind == "LibTorch"]
+    git = [c for c in trends.changes if c.kind == "git"]
+    text = []
+    for c in libtorch:
+        text.append(f"{c.when:%Y-%m-%d} on {c.host}: {c.text}")
+    summary = f"{len(git)} git revision change(s)" + (" (dotted lines)" if git and len(git) <= 12 * max(1, len(trends.runs_per_host)) else " (too many to draw)")
+    items = "".join(f"<li>{esc(t)}</li>" for t in text) + f"<li>{esc(summary)}</li>"
+    return f'<p class="meta">Software changes:</p><ul class="meta">{items}</ul>'
+
+
+def throughput_table_html(report: Report) -> str:
+    has_price = any(t.price for t in report.throughput)
+    head = "<tr><th>workload</th><th>host</th><th>cores</th><th>items/s</th><th>items/s per core</th>"
+    head += "<th>price</th><th>items/s per price unit</th>" if has_price else ""
+    rows = ["<table>" + head + "<th>trials</th><th>run</th></tr>"]
+    for t in report.throughput:
+        price_cells = ""
+        if has_price:
+            price_cells = (f"<td class=\"num\">{esc(f'{t.price:g}') if t.price else 'not given'}</td>"
+                           f"<td class=\"num\">{esc(f'{t.per_price:.4g}') if t.per_price else ''}</td>")
+        rows.append(f"<tr><td>{esc(workload_label(t.workload))}</td><td>{esc(t.host)}</td>"
+                    f"<td class=\"num\">{esc(t.cores)}</td><td class=\"num\">{t.items_per_second:.4g}</td>"
+                    f"<td class=\"num\">{esc(f'{t.per_core:.4g}') if t.per_core else ''}</td>{price_cells}"
+                    f"<td class=\"num\">{t.trials}</td><td><code>{esc(t.run_uuid[:8])}</code></td></tr>")
+    rows.append("</table><p class=\"meta\">Median items per second of the trials that ran with default settings "
+                "(every knob off, the glibc allocator, one thread per core) in each host's latest run.</p>")
+    return "".join(rows)
+
+
+def threads_table_html(points: list[ThreadPoint]) -> str:
+    rows = ["<table><tr><th>workload</th><th>host</th><th>threads</th><th>median s / iteration</th>"
+            "<th>speed-up vs 1 thread</th><th>trials</th></tr>"]
+    for p in points:
+        one = next((q for q in points if q.host == p.host and q.workload == p.workload and q.threads == 1), None)
+        speedup = f"{one.median_seconds / p.median_seconds:.3g}×" if one else ""
+        rows.append(f"<tr><td>{esc(workload_label(p.workload))}</td><td>{esc(p.host)}</td>"
+                    f"<td class=\"num\">{p.threads}</td><td class=\"num\">{p.median_seconds:.4g}</td>"
+                    f"<td class=\"num\">{speedup}</td><td class=\"num\">{p.trials}</td></tr>")
+    rows.append("</table>")
+    return "".join(rows)
+
+
+VERDICT_MARKS = {HELPS: "🟢 helps", HURTS: "🔴 hurts", NO_EFFECT: "⚪ no measurable effect",
+                 INSUFFICIENT: "⚫ insufficient data"}
+
+
+def render_markdown(report: Report, html_path: Path) -> str:
+    lines = []
+    run = report.run
+    if run:
+        lines.append(f"## tunebench report: run {md(run.uuid[:8])}, suite {md(run.suite_name)}, {md(run.started_at)}")
+        lines.append("")
+        lines.append(f"Host **{md(run.hostname)}** ({md(run.cpu_model)}, {md(run.cores)} cores) · "
+                     f"LibTorch {md(run.libtorch_version)} · git {md(run.git_revision[:7])} · status {md(run.status)}")
+        lines.append("")
+        groups = glance_groups(report)
+        for verdict in (HELPS, HURTS):
+            if groups.get(verdict):
+                names = ", ".join(md(n) + (" (peak memory)" if m == "peak memory" else "") for n, m, _ in groups[verdict])
+                lines.append(f"**{'Helps' if verdict == HELPS else 'Hurts'} on {md(run.hostname)}:** {names}  ")
+        lines.append("")
+        if any(x.effects for x in report.experiments):
+            lines.append("| verdict | experiment | metric | measured effect [95 % interval] | claim |")
+            lines.append("|---|---|---|---|---|")
+            for x in report.experiments:
+                for e in x.effects:
+                    name = x.name if x.knob != "factorial" else f"{x.name}: {e.compared}"
+                    lines.append(f"| {VERDICT_MARKS.get(e.verdict, md(e.verdict))} | {md(name)} | {md(e.metric)} | "
+                                 f"{md(effect_text(e))} | {md(claim_text(x))} |")
+            lines.append("")
+    else:
+        lines.append("## tunebench report")
+        lines.append("")
+    if report.warnings:
+        lines.append("**Read with care:**")
+        lines.extend(f"- {md(w)}" for w in report.warnings)
+        lines.append("")
+    missing = [(SECTIONS.get(s, s), t) for s, items in report.missing.items() for t in items]
+    if missing:
+        lines.append("**Not in this report:**")
+        lines.extend(f"- {md(section)}: {md(text)}" for section, text in missing)
+        lines.append("")
+    lines.append(f"Full report (figures, trends, hosts): {md(html_path)}")
+    return "\n".join(lines) + "\n"
+
+
+# ============================================================================================
+# Command line
+# ============================================================================================
+
+FIGURE_NAMES = ("forest.png", "trends.png", "hosts.png", "threads.png")
+
+
+def draw_figures(report: Report) -> dict:
+    figures = {}
+    if report.experiments and report.run:
+        figures["forest.png"] = plot_forest(report.experiments, report.run.hostname)
+    for i, f in enumerate(report.factorials):
+        if f.main_effects:
+            figures[f"factorial-{i + 1}.png"] = plot_factorial(f)
+    if report.trends:
+        figures["trends.png"] = plot_trends(report.trends)
+    figures["hosts.png"] = plot_throughput(report.throughput)
+    figures["threads.png"] = plot_thread_sweep(report.threads)
+    return {name: png for name, png in figures.items() if png}
+
+
+def write_outputs(report: Report, out_dir: Path) -> Path:
+    figures = draw_figures(report)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for stale in list(out_dir.glob("factorial-*.png")) + [out_dir / n for n in FIGURE_NAMES]:
+            if stale.is_file():
+                stale.unlink()
+        for name, png in figures.items():
+            (out_dir / name).write_bytes(png)
+        html_path = (out_dir / "report.html").resolve()
+        html_path.write_text(render_html(report, figures), encoding="utf-8")
+        (out_dir / "summary.md").write_text(render_markdown(report, html_path), encoding="utf-8")
+    except OSError as error:
+        raise ReportError(f"--out {out_dir}: cannot write the report ({error.strerror or error})") from None
+    return html_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="render.py", description="Render a tunebench results database as HTML, Markdown and PNG figures.")
+    parser.add_argument("--db", required=True, help="the SQLite results database (read only)")
+    parser.add_argument("--out", required=True, type=Path, help="directory for report.html, summary.md, *.png")
+    parser.add_argument("--run", default="latest", help="run for claims vs measured: latest (default), a uuid or a prefix")
+    parser.add_argument("--hosts", nargs="+", metavar="H", help="only these hostnames (default: all)")
+    parser.add_argument("--prices", help="JSON object of hostname to price, for throughput per price")
+    args = parser.parse_args(argv)
+    try:
+        prices = load_prices(args.prices) if args.prices else {}
+        con, missing_tables, version = open_database(args.db)
+        try:
+            report = build_report(args.db, con, missing_tables, version, args.run, args.hosts, prices)
+        except sqlite3.Error as error:
+            raise ReportError(f"{args.db}: cannot read it ({error})") from None
+        finally:
+            con.close()
+        html_path = write_outputs(report, args.out)
+    except ReportError as error:
+        print(f"render.py: error: {error}", file=sys.stderr)
+        return 2
+    summary = args.out / "summary.md"
+    print(f"report: {len(report.experiments)} experiment(s) of run "
+          f"{report.run.uuid if report.run else '(none)'}, {len(report.runs)} run(s) on "
+          f"{len(report.hosts)} host(s); summary {summary}")
+    print(html_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
