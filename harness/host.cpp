@@ -126,8 +126,9 @@ HostState host_state() {
   const int others = std::max(0, procs_running - 1);  // less this process
   state.facts["other_running_processes"] = others;
   const std::string governor = first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-  state.facts["cpu_governor"] =
-      governor.empty() ? "unavailable (no cpufreq: a virtual machine?)" : governor;
+  state.facts["cpu_governor"] = governor;
+  if (governor.empty())
+    state.facts["cpu_governor"] = "unavailable (no cpufreq: a virtual machine?)";
   std::string boost = first_line("/sys/devices/system/cpu/cpufreq/boost");
   if (boost.empty()) {
     const std::string no_turbo = first_line("/sys/devices/system/cpu/intel_pstate/no_turbo");
@@ -144,7 +145,8 @@ HostState host_state() {
         fmt::format("{} other process{} running", others, others == 1 ? "" : "es"));
   }
   if (!governor.empty() && governor != "performance") {
-    state.warnings.push_back("CPU frequency governor is '" + governor + "', not 'performance'");
+    state.warnings.push_back(
+        fmt::format("CPU frequency governor is '{}', not 'performance'", governor));
   }
   state.facts["quiet"] = state.warnings.empty();
   return state;

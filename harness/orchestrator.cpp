@@ -112,7 +112,7 @@ std::string self_executable() {
 
 WorkerOutcome spawn(const std::vector<std::string>& argv,
                     const std::map<std::string, std::string>& env, const std::string& input,
-                    double timeout_s) {
+                    double timeout_s, const volatile sig_atomic_t* interrupt) {
   WorkerOutcome w;
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
@@ -160,6 +160,10 @@ WorkerOutcome spawn(const std::vector<std::string>& argv,
       w.timed_out = true;
       break;
     }
+    if (interrupt && *interrupt) {
+      w.interrupted = true;
+      break;
+    }
     const int ready = poll(fds, 2, int(std::min<long long>(left, 1000)));
     if (ready < 0 && errno != EINTR) break;
     for (auto& f : fds) {
@@ -179,7 +183,7 @@ WorkerOutcome spawn(const std::vector<std::string>& argv,
     }
   }
   int status = 0;
-  if (w.timed_out) kill(-pid, SIGKILL);
+  if (w.timed_out || w.interrupted) kill(-pid, SIGKILL);
   waitpid(pid, &status, 0);
   kill(-pid, SIGKILL);  // anything the worker left behind in its group
   for (auto& f : fds) {
@@ -290,8 +294,11 @@ int run(const RunOptions& options) {
                 << std::flush;
     }
     const auto setup = knobs::process_setup(t.settings);
-    const WorkerOutcome w =
-        spawn({exe, "worker"}, worker_environment(setup), to_json(t).dump(), t.timeout_s);
+    const WorkerOutcome w = spawn({exe, "worker"}, worker_environment(setup), to_json(t).dump(),
+                                  t.timeout_s, &g_interrupted);
+    // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
+    // marked interrupted with every finished trial kept.
+    if (w.interrupted) break;
     TrialResult r = interpret(w, t);
     if (r.status == "ok") {
       const auto wrong = knobs::check_evidence(t.settings, t.mode, r.evidence);

@@ -3,6 +3,7 @@
 // (evidence, correctness guard) and stores every trial in its own transaction.
 #pragma once
 
+#include <csignal>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,18 +25,19 @@ int run(const RunOptions& options);
 
 // One worker process's outcome.
 struct WorkerOutcome {
-  std::string out;         // everything it wrote on stdout
-  std::string err_tail;    // the last few KiB of stderr
-  int exit_code = -1;      // when it exited
-  int signal = 0;          // when a signal ended it
-  bool timed_out = false;  // killed (whole process group) after the timeout
+  std::string out;           // everything it wrote on stdout
+  std::string err_tail;      // the last few KiB of stderr
+  int exit_code = -1;        // when it exited
+  int signal = 0;            // when a signal ended it
+  bool timed_out = false;    // killed (whole process group) after the timeout
+  bool interrupted = false;  // killed (whole process group) because *interrupt became non-zero
   double seconds = 0;
 };
 // Starts `argv` (argv[0] an absolute path) with exactly `env`, writes `input` to its stdin, and
-// collects its output until it exits or `timeout_s` passes.
+// collects its output until it exits, `timeout_s` passes, or `*interrupt` becomes non-zero.
 WorkerOutcome spawn(const std::vector<std::string>& argv,
                     const std::map<std::string, std::string>& env, const std::string& input,
-                    double timeout_s);
+                    double timeout_s, const volatile sig_atomic_t* interrupt = nullptr);
 
 // The absolute path of the running executable.
 std::string self_executable();

@@ -515,7 +515,6 @@ def load_trials(con: sqlite3.Connection, run_uuids: list[str], knob: str | None 
 @dataclass
 class Arm:
     name: str
-    settings: dict
     ok: int = 0
     failed: int = 0
     invalid: int = 0
@@ -576,7 +575,7 @@ def analyze_run(trials: list[Trial], claims: dict) -> list[Experiment]:
             )
         arm = next((a for a in x.arms if a.name == t.arm), None)
         if arm is None:
-            arm = Arm(t.arm, t.settings)
+            arm = Arm(t.arm)
             x.arms.append(arm)
         if t.status == "ok":
             arm.ok += 1
@@ -756,6 +755,12 @@ class Trends:
     regressions: set  # {(run_uuid, experiment)} marked by `tunebench check`
     regression_note: str
     runs_per_host: dict
+
+    @property
+    def draws_git_changes(self) -> bool:
+        """Monthly revisions are drawn; a revision a night would hide the data."""
+        git = sum(c.kind == "git" for c in self.changes)
+        return git <= 30 * max(1, len(self.runs_per_host))
 
 
 def trial_medians(con: sqlite3.Connection, hosts: list[str]):
@@ -1135,7 +1140,7 @@ def plot_forest(experiments: list[Experiment], hostname: str) -> bytes | None:
         if not lines:
             axes["text"].text(0.0, y, "no effect computed", color="#999999", fontsize=9, va="center")
             y += 0.24
-        axes["text"].text(0.0, y + (0.02 if len(lines) < 2 else 0), short(claim_text(x), 70),
+        axes["text"].text(0.0, y + (0.02 if len(lines) < 2 else 0), short(claim_text(x), 60),
                           fontsize=8.5, style="italic", color="#555555", va="center", ha="left")
     axes["time"].set_yticks([])
     fig.text(0.005, 0.995, f"Which advice helps on {short(hostname, 40)}: diamond = measured ratio, "
@@ -1194,12 +1199,12 @@ def plot_trends(trends: Trends) -> bytes | None:
         return None
     columns = 2 if len(experiments) > 1 else 1
     rows = -(-len(experiments) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(13.5, 2.7 * rows + 0.9), squeeze=False)
-    fig.subplots_adjust(left=0.06, right=0.99, top=1 - 0.75 / (2.7 * rows + 0.9),
-                        bottom=0.35 / (2.7 * rows + 0.9), hspace=0.55, wspace=0.16)
+    fig, axes = plt.subplots(rows, columns, figsize=(13.5, 2.9 * rows + 0.9), squeeze=False)
+    fig.subplots_adjust(left=0.06, right=0.99, top=1 - 0.85 / (2.9 * rows + 0.9),
+                        bottom=0.35 / (2.9 * rows + 0.9), hspace=0.62, wspace=0.16)
     hosts = sorted({s.host for ss in trends.series.values() for s in ss})
     git_changes = [c for c in trends.changes if c.kind == "git"]
-    draw_git = len(git_changes) <= 12 * max(1, len(hosts))
+    draw_git = trends.draws_git_changes
     for index, experiment in enumerate(experiments):
         ax = axes[index // columns][index % columns]
         series = trends.series[experiment]
@@ -1207,7 +1212,9 @@ def plot_trends(trends: Trends) -> bytes | None:
         for s in series:
             if s.arm not in arms:
                 arms.append(s.arm)
-        unit, scale = time_unit(min(min(s.medians) for s in series))
+        lowest = min(min(s.medians) for s in series)
+        unit, scale = time_unit(lowest)
+        wide = max(max(s.medians) for s in series) / lowest > 4  # e.g. 1 thread vs all cores
         for s in series:
             colour = ARM_COLOURS[arms.index(s.arm) % len(ARM_COLOURS)]
             h = hosts.index(s.host)
@@ -1218,21 +1225,31 @@ def plot_trends(trends: Trends) -> bytes | None:
             if marked:
                 ax.plot([s.when[i] for i in marked], [s.medians[i] * scale * 1.04 for i in marked],
                         "v", color="#d7191c", ms=8, zorder=4)
+        labelled = set()
         for change in trends.changes:
             if change.kind == "LibTorch":
                 ax.axvline(change.when, color="#7b3294", lw=1.4)
-                ax.text(change.when, 1.0, " " + change.text, transform=ax.get_xaxis_transform(),
-                        fontsize=7.5, color="#7b3294", va="top", ha="left")
+                if (change.text, change.when.date()) not in labelled:  # hosts that changed the same day
+                    labelled.add((change.text, change.when.date()))
+                    ax.text(change.when, 0.98, " " + change.text, transform=ax.get_xaxis_transform(),
+                            fontsize=7.5, color="#7b3294", va="top", ha="left")
             elif draw_git:
                 ax.axvline(change.when, color="#999999", lw=0.8, ls=":")
-        ax.set_title(short(experiment, 60), fontsize=10, loc="left")
-        ax.set_ylabel(f"{unit} / iteration", fontsize=9)
+        if wide:
+            ax.set_yscale("log")
+            ax.autoscale_view()
+            plain_log_axis(ax.yaxis)
+        legend_rows = 0 if len(arms) <= 2 else -(-len(arms) // 2)  # many arms: legend under the title
+        ax.set_title(short(experiment, 60), fontsize=10, loc="left", pad=4 + 10.5 * legend_rows)
+        ax.set_ylabel(f"{unit} / iteration" + (" (log)" if wide else ""), fontsize=9)
         ax.grid(axis="y", color="#e5e5e5")
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
         ax.tick_params(labelsize=8.5)
         handles = [matplotlib.lines.Line2D([], [], color=ARM_COLOURS[i % len(ARM_COLOURS)], lw=2, label=short(a, 32))
                    for i, a in enumerate(arms)]
-        ax.legend(handles=handles, fontsize=7.5, frameon=False, loc="upper left", ncol=min(len(arms), 2))
+        ax.legend(handles=handles, fontsize=7.5, frameon=False, loc="lower left" if legend_rows else "lower right",
+                  bbox_to_anchor=(0.0, 1.0) if legend_rows else (1.0, 1.0), ncol=2 if legend_rows else len(arms),
+                  borderaxespad=0.1, handlelength=1.5, labelspacing=0.2)
     for index in range(len(experiments), rows * columns):
         axes[index // columns][index % columns].axis("off")
     handles = [matplotlib.lines.Line2D([], [], color="#333333", ls=HOST_STYLES[i % 4],
@@ -1246,6 +1263,13 @@ def plot_trends(trends: Trends) -> bytes | None:
         handles.append(matplotlib.lines.Line2D([], [], color="#d7191c", marker="v", ls="", label="regression (tunebench check)"))
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=9, frameon=False)
     return png_bytes(fig)
+
+
+def human(value: float) -> str:
+    """3 significant digits without exponents: 68,300 · 38.2 · 0.00424."""
+    if value >= 1000:
+        return f"{value:,.0f}" if value < 1e7 else f"{value:.3g}"
+    return f"{value:.3g}"
 
 
 def workload_label(workload: tuple) -> str:
@@ -1275,7 +1299,7 @@ def plot_throughput(rows: list[Throughput]) -> bytes | None:
                     ys.append(w - 0.4 + height * (h + 0.5))
                     xs.append(v)
             bars = ax.barh(ys, xs, height=height * 0.9, color=ARM_COLOURS[h % len(ARM_COLOURS)], label=short(host, 30))
-            ax.bar_label(bars, labels=[f"{x:.3g}" for x in xs], fontsize=7.5, padding=2)
+            ax.bar_label(bars, labels=[human(x) for x in xs], fontsize=7.5, padding=2)
         ax.set_xscale("log")
         ax.margins(x=0.25)
         ax.autoscale_view()
@@ -1383,10 +1407,12 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     report = Report(db_path, now, prices=prices)
     if missing_tables:
-        report.lack("run", f"The database has no tunebench tables (an empty file?). Make runs with "
-                           f"`tunebench run --suite suites/smoke.json --db {db_path}`.")
         if run_spec != "latest":
             raise ReportError(f"--run {run_spec!r}: the database has no runs")
+        report.lack("run", f"The database has no tunebench tables (an empty file?). Make runs with "
+                           f"`tunebench run --suite suites/smoke.json --db {db_path}`.")
+        for section in ("claims", "factorial", "trends", "hosts"):
+            report.lack(section, "No run: nothing to show.")
         return report
     if version > SCHEMA_VERSION:
         report.warnings.append(f"The database has schema version {version}; this report reads version "
@@ -1409,31 +1435,43 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
     if report.run is None:
         report.lack("run", "The database has no runs yet. Make one with "
                            "`tunebench run --suite suites/smoke.json`.")
-    else:
-        report.details = load_run_details(con, report.run.uuid)
-        trials = load_trials(con, [report.run.uuid])
-        report.experiments = analyze_run(trials, report.details.claims)
-        if not report.run.host_quiet:
-            report.warnings.append("The host was not quiet when the run started ("
-                                   + "; ".join(report.details.host_warnings or ["no details"])
-                                   + "): intervals may be wider and effects noisier.")
-        if report.run.status != "completed":
-            report.warnings.append(f"The run's status is '{report.run.status}'.")
-        if not trials:
-            report.lack("claims", "The selected run has no trials: nothing to compare with the claims.")
-        elif not any(x.effects for x in report.experiments):
-            report.lack("claims", "No experiment of the selected run has a valid trial in both arms: no effect computed.")
-        for x in report.experiments:
-            bad = sum(a.failed + a.invalid for a in x.arms)
-            if bad:
-                report.warnings.append(f"{x.name}: {bad} trial(s) failed or were invalid; they are left out.")
-            if x.is_aa and any(e.verdict in (HELPS, HURTS) for e in x.effects):
-                report.warnings.append(f"The A/A control {x.name} shows a measurable effect between identical "
-                                       "arms: on this host the intervals are too narrow; distrust small effects.")
-        report.factorials = [analyze_factorial(x) for x in report.experiments if x.knob == "factorial" and x.effects]
-        if not report.factorials:
-            report.lack("factorial", 'The selected run has no factorial experiment (a suite entry with '
-                                     '"factorial": [knob, knob]).')
+        for section in ("claims", "factorial", "trends", "hosts"):
+            report.lack(section, "No run: nothing to show.")
+        return report
+    report.details = load_run_details(con, report.run.uuid)
+    trials = load_trials(con, [report.run.uuid])
+    report.experiments = analyze_run(trials, report.details.claims)
+    if not report.run.host_quiet:
+        report.warnings.append("The host was not quiet when the run started ("
+                               + "; ".join(report.details.host_warnings or ["no details"])
+                               + "): intervals may be wider and effects noisier.")
+    if report.run.status != "completed":
+        report.warnings.append(f"The run's status is '{report.run.status}'.")
+    if not trials:
+        report.lack("claims", "The selected run has no trials: nothing to compare with the claims.")
+    elif not any(x.effects for x in report.experiments):
+        report.lack("claims", "No experiment of the selected run has a valid trial in both arms: no effect computed.")
+    reasons: dict[str, int] = {}  # "failed: why" -> trials
+    for x in report.experiments:
+        for arm in x.arms:
+            for problem in arm.problems:
+                reason = problem.split(": ", 1)[1]  # drop "process N: "
+                reasons[reason] = reasons.get(reason, 0) + 1
+    if reasons:
+        hit = [x.name for x in report.experiments if any(a.failed or a.invalid for a in x.arms)]
+        common = sorted(reasons.items(), key=lambda kv: -kv[1])
+        report.warnings.append(
+            f"{sum(reasons.values())} trial(s) of {len(hit)} experiment(s) failed or were invalid and are left "
+            "out (the table counts them per experiment): "
+            + "; ".join(f"{n}× {why}" for why, n in common[:3]) + ("; …" if len(common) > 3 else "") + ".")
+    for x in report.experiments:
+        if x.is_aa and any(e.verdict in (HELPS, HURTS) for e in x.effects):
+            report.warnings.append(f"The A/A control {x.name} shows a measurable effect between identical "
+                                   "arms: on this host the intervals are too narrow; distrust small effects.")
+    report.factorials = [analyze_factorial(x) for x in report.experiments if x.knob == "factorial" and x.effects]
+    if not report.factorials:
+        report.lack("factorial", 'The selected run has no factorial experiment (a suite entry with '
+                                 '"factorial": [knob, knob]).')
 
     # 3. Trends over all runs of the selected hosts.
     report.trends = compute_trends(con, report.runs, report.hosts)
@@ -1442,7 +1480,8 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
         report.lack("trends", f"Trends need at least 2 runs on one host; the database has {count} "
                               f"run{'' if count == 1 else 's'} on the selected host(s). Runs of the same suite night after "
                               "night (e.g. --label nightly) build the history.")
-    report.lack("trends", report.trends.regression_note) if not report.trends.regressions else None
+    if not report.trends.regressions:
+        report.lack("trends", report.trends.regression_note)
 
     # 4. Hosts side by side.
     report.throughput = compute_throughput(con, report.runs, report.hosts, prices)
@@ -1491,7 +1530,8 @@ def md(value) -> str:
 
 
 def verdict_class(verdict: str) -> str:
-    return {HELPS: "helps", HURTS: "hurts", NO_EFFECT: "none", INSUFFICIENT: "insufficient"}.get(verdict, "none")
+    return {HELPS: "helps", HURTS: "hurts", NO_EFFECT: "none", INSUFFICIENT: "insufficient",
+            NO_RESULT: "insufficient"}.get(verdict, "none")
 
 
 def effect_text(e) -> str:
@@ -1508,6 +1548,7 @@ h3{font-size:15px;margin:16px 0 6px}
 .glance div{margin:4px 0}
 .glance b{display:inline-block;min-width:190px}
 .chip{display:inline-block;border-radius:4px;padding:1px 7px;margin:1px 2px;font-size:13px;color:#fff}
+table.effects{width:100%} small{color:#555}
 .helps{background:#1a9641;color:#fff} .hurts{background:#d7191c;color:#fff}
 .none{background:#8c8c8c;color:#fff} .insufficient{background:#d9d9d9;color:#222}
 .note{background:#fff8e1;border-left:4px solid #f0b400;padding:5px 12px;font-size:13.5px;margin:8px 0}
@@ -1536,12 +1577,17 @@ def image_html(png: bytes | None, alt: str) -> str:
     return f'<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
 
 
+NO_RESULT = "no effect computed"
+
+
 def glance_groups(report: Report) -> dict:
-    groups = {HELPS: [], HURTS: [], NO_EFFECT: [], INSUFFICIENT: []}
+    groups = {HELPS: [], HURTS: [], NO_EFFECT: [], INSUFFICIENT: [], NO_RESULT: []}
     for x in report.experiments:
         for e in x.effects:
             name = x.name if x.knob != "factorial" else f"{x.name}: {e.compared.split(' vs ')[0]}"
             groups.setdefault(e.verdict, []).append((name, e.metric, x))
+        if not x.effects:
+            groups[NO_RESULT].append((x.name, "time", x))
     return groups
 
 
@@ -1564,7 +1610,8 @@ def render_html(report: Report, figures: dict) -> str:
         groups = glance_groups(report)
         rows = []
         titles = {HELPS: f"Helps on {run.hostname}", HURTS: f"Hurts on {run.hostname}",
-                  NO_EFFECT: "No measurable effect", INSUFFICIENT: "Insufficient data"}
+                  NO_EFFECT: "No measurable effect", INSUFFICIENT: "Insufficient data",
+                  NO_RESULT: "No effect computed"}
         for verdict, title in titles.items():
             if groups.get(verdict):
                 chips = "".join(
@@ -1641,26 +1688,27 @@ def render_html(report: Report, figures: dict) -> str:
 def effects_table_html(report: Report) -> str:
     run = report.run
     software = f"LibTorch {run.libtorch_version}, git {run.git_revision[:7]}"
-    rows = ["<table><tr><th>experiment</th><th>workload</th><th>compared</th><th>claim</th><th>metric</th>"
+    rows = ['<table class="effects"><tr><th>experiment</th><th>claim</th><th>metric</th>'
             "<th>measured effect [95 % interval]</th><th>verdict</th><th>host</th><th>software</th>"
-            "<th>arms (ok/failed/invalid)</th><th>note</th></tr>"]
+            "<th>trials ok / failed / invalid</th><th>note</th></tr>"]
     for x in report.experiments:
-        arms = ", ".join(f"{a.name}: {a.ok}/{a.failed}/{a.invalid}" for a in x.arms)
+        trials = (f"{sum(a.ok for a in x.arms)} / {sum(a.failed for a in x.arms)} / "
+                  f"{sum(a.invalid for a in x.arms)}")
         claim = claim_text(x)
         if x.claim.get("false_claim"):
             claim += f" (false claim in the sources: {x.claim['false_claim']})"
-        effects = x.effects or [None]
-        for e in effects:
+        for e in x.effects or [None]:
+            name = f"{esc(x.name)}<br><small>{esc(x.workload)}</small>"
+            if e is not None and x.knob == "factorial":
+                name += f"<br><small>{esc(e.compared)}</small>"
             if e is None:
-                rows.append(f"<tr><td>{esc(x.name)}</td><td>{esc(x.workload)}</td><td></td><td>{esc(claim)}</td>"
-                            f"<td></td><td></td><td class=\"verdict\">{esc(x.problem or 'no effect')}</td>"
-                            f"<td>{esc(run.hostname)}</td><td>{esc(software)}</td><td>{esc(arms)}</td><td></td></tr>")
-                continue
-            rows.append(
-                f"<tr><td>{esc(x.name)}</td><td>{esc(x.workload)}</td><td>{esc(e.compared)}</td>"
-                f"<td>{esc(claim)}</td><td>{esc(e.metric)}</td><td class=\"num\">{esc(effect_text(e))}</td>"
-                f'<td class="verdict {verdict_class(e.verdict)}">{esc(e.verdict)}</td>'
-                f"<td>{esc(run.hostname)}</td><td>{esc(software)}</td><td>{esc(arms)}</td><td>{esc(e.note)}</td></tr>")
+                cells = (f"<td></td><td></td><td>{esc(x.problem or 'no effect computed')}</td>")
+            else:
+                cells = (f"<td>{esc(e.metric)}</td><td class=\"num\">{esc(effect_text(e))}</td>"
+                         f'<td class="verdict"><span class="chip {verdict_class(e.verdict)}">{esc(e.verdict)}</span></td>')
+            rows.append(f"<tr><td>{name}</td><td>{esc(claim)}</td>{cells}<td>{esc(run.hostname)}</td>"
+                        f"<td>{esc(software)}</td><td class=\"num\">{trials}</td>"
+                        f"<td><small>{esc(e.note if e else '')}</small></td></tr>")
     rows.append("</table>")
     return "".join(rows)
 
@@ -1672,7 +1720,7 @@ def factorial_table_html(f: Factorial) -> str:
             cls = verdict_class(e.verdict) if kind == "main effect" else ("hurts" if e.verdict == "interact" else "none")
             rows.append(f"<tr><td>{kind}: {esc(e.label)}</td>"
                         f"<td class=\"num\">{esc(format_effect(e.ratio, e.lo, e.hi, '').strip())}</td>"
-                        f'<td class="verdict {cls}">{esc(e.verdict)}</td></tr>')
+                        f'<td class="verdict"><span class="chip {cls}">{esc(e.verdict)}</span></td></tr>')
     rows.append("</table><p class=\"meta\">Main effect: geometric mean of the cells with the factor on ÷ "
                 "with it off. Interaction: (AB · base) ÷ (A · B) of the cell medians; 1 means the two "
                 "effects multiply independently. Intervals: bootstrap of processes then samples in every cell.</p>")
@@ -1685,7 +1733,9 @@ def software_changes_html(trends: Trends) -> str:
     text = []
     for c in libtorch:
         text.append(f"{c.when:%Y-%m-%d} on {c.host}: {c.text}")
-    summary = f"{len(git)} git revision change(s)" + (" (dotted lines)" if git and len(git) <= 12 * max(1, len(trends.runs_per_host)) else " (too many to draw)")
+    summary = f"{len(git)} git revision change(s)"
+    if git:
+        summary += " (dotted lines)" if trends.draws_git_changes else " (too many to draw)"
     items = "".join(f"<li>{esc(t)}</li>" for t in text) + f"<li>{esc(summary)}</li>"
     return f'<p class="meta">Software changes:</p><ul class="meta">{items}</ul>'
 
@@ -1757,7 +1807,12 @@ def render_markdown(report: Report, html_path: Path) -> str:
         lines.append("**Read with care:**")
         lines.extend(f"- {md(w)}" for w in report.warnings)
         lines.append("")
-    missing = [(SECTIONS.get(s, s), t) for s, items in report.missing.items() for t in items]
+    missing = []
+    for section, items in report.missing.items():
+        for text in items:
+            sections = [s for s, texts in report.missing.items() if text in texts]
+            if sections[0] == section:  # a note shared by several sections is listed once
+                missing.append((SECTIONS.get(section, section) if len(sections) == 1 else "Everywhere", text))
     if missing:
         lines.append("**Not in this report:**")
         lines.extend(f"- {md(section)}: {md(text)}" for section, text in missing)

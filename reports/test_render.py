@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""Tests of reports/render.py and reports/generate_history.py (standard library unittest).
+
+    .venv/bin/python -m unittest discover -s reports -p 'test_*.py' -v
+
+Databases are generated here (small: a whole run of this file takes well under a minute on two
+cores). Outputs go to $TUNEBENCH_TEST_OUT (default: a new temporary directory), one folder per
+test; the path is printed at the start.
+
+Environment:
+  TUNEBENCH_BINARY    path to a built tunebench: enables the schema test and the test that the
+                      effects here equal `tunebench show --json`'s (skipped without it)
+  TUNEBENCH_TEST_OUT  where outputs go (the screenshot is OUT/screenshot/report.png)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import generate_history  # noqa: E402
+import render  # noqa: E402
+
+OUT = Path(os.environ.get("TUNEBENCH_TEST_OUT") or tempfile.mkdtemp(prefix="tunebench-report-tests-")).resolve()
+BINARY = os.environ.get("TUNEBENCH_BINARY")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DATABASES = OUT / "databases"
+XSS = "<script>alert(1)</script>"
+
+
+def setUpModule():
+    OUT.mkdir(parents=True, exist_ok=True)
+    print(f"\ntest outputs: {OUT}", file=sys.stderr)
+    if DATABASES.exists():
+        shutil.rmtree(DATABASES)
+    DATABASES.mkdir()
+    # One run; a nightly history (30 runs); two hosts side by side (5 nights each).
+    generate_history.generate(DATABASES / "one-run.sqlite", runs=1, trials=48, samples=5, hosts=1, seed=1)
+    generate_history.generate(DATABASES / "nightly.sqlite", runs=30, trials=48, samples=5, hosts=1, seed=2)
+    generate_history.generate(DATABASES / "two-hosts.sqlite", runs=5, trials=48, samples=5, hosts=2, seed=3)
+    with contextlib.closing(sqlite3.connect(DATABASES / "schema-only.sqlite")) as con:
+        con.executescript(generate_history.SCHEMA_V1)
+        con.execute("PRAGMA user_version = 1")
+
+
+def copy_database(name: str, test: str) -> Path:
+    target = OUT / test / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(DATABASES / name, target)
+    return target
+
+
+def render_cli(*args: str) -> tuple[int, str, str]:
+    """render.main in this process: (exit code, stdout, stderr)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = render.main(list(args))
+        except SystemExit as exit_:  # argparse
+            code = exit_.code
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+class RenderCase(unittest.TestCase):
+    def render(self, db: Path | str, *extra: str, name: str | None = None) -> tuple[Path, str, str]:
+        out = OUT / (name or self._testMethodName)
+        code, stdout, stderr = render_cli("--db", str(db), "--out", str(out), *extra)
+        self.assertEqual(code, 0, stderr)
+        self.assertNotIn("Traceback", stderr)
+        html_path = Path(stdout.strip().splitlines()[-1])
+        self.assertEqual(html_path, (out / "report.html").resolve(), "the last line is the HTML path")
+        return out, html_path.read_text(encoding="utf-8"), (out / "summary.md").read_text(encoding="utf-8")
+
+    def assertSelfContained(self, page: str):
+        for external in ('src="http', "src='http", 'href="http', "<link", "<script", "@import", "url("):
+            self.assertNotIn(external, page)
+
+    def assertError(self, args: list[str], fragment: str):
+        code, stdout, stderr = render_cli(*args)
+        self.assertEqual(code, 2)
+        self.assertIn(fragment, stderr)
+        self.assertTrue(stderr.startswith("render.py: error: "), stderr)
+        self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
+        self.assertNotIn("Traceback", stderr)
+
+
+# ----------------------------------------------------------------------------------------------
+# Pure functions, with hand-computed answers
+# ----------------------------------------------------------------------------------------------
+
+
+class StatisticsTest(unittest.TestCase):
+    def test_mt19937_64_matches_the_standard(self):
+        # The C++ standard requires the 10000th output of a default-constructed mt19937_64.
+        self.assertEqual(int(render.Mt19937_64(5489).take(10000)[-1]), 9981545732273789042)
+
+    def test_draws_in_pieces_equal_draws_at_once(self):
+        whole = render.Mt19937_64(42).take(1000)
+        pieces = render.Mt19937_64(42)
+        joined = [int(v) for n in (1, 311, 2, 400, 286) for v in pieces.take(n)]
+        self.assertEqual(joined, [int(v) for v in whole])
+
+    def test_median(self):
+        self.assertEqual(render.median([3.0, 1.0, 2.0]), 2.0)
+        self.assertEqual(render.median([4.0, 1.0, 2.0, 3.0]), 2.5)
+        self.assertEqual(render.median([7.0]), 7.0)
+
+    def test_quantile_type_7(self):
+        values = [1.0, 2.0, 3.0, 4.0, 5.0]
+        self.assertEqual(render.quantile_of_sorted(values, 0.25), 2.0)
+        self.assertAlmostEqual(render.quantile_of_sorted(values, 0.1), 1.4)
+        self.assertEqual(render.quantile_of_sorted(values, 1.0), 5.0)
+
+    def test_verdicts(self):
+        self.assertEqual(render.verdict_of_interval(0.8, 0.95), render.HELPS)
+        self.assertEqual(render.verdict_of_interval(1.01, 1.2), render.HURTS)
+        self.assertEqual(render.verdict_of_interval(0.9, 1.1), render.NO_EFFECT)
+
+    def test_effect_needs_two_samples_per_arm(self):
+        effect = render.hierarchical_effect([[1.0]], [[0.5, 0.6]])
+        self.assertEqual(effect.verdict, render.INSUFFICIENT)
+        self.assertEqual(effect.ratio, 0.55)
+        self.assertTrue(math.isnan(effect.lo) and math.isnan(effect.hi))
+        self.assertIn("the off arm has 1 sample", effect.note)
+
+    def test_effect_without_spread_collapses(self):
+        effect = render.hierarchical_effect([[2.0, 2.0], [2.0]], [[1.0, 1.0], [1.0]])
+        self.assertEqual((effect.ratio, effect.lo, effect.hi), (0.5, 0.5, 0.5))
+        self.assertEqual(effect.verdict, render.HELPS)
+
+    def test_uniform_and_general_bootstrap_agree(self):
+        import numpy as np
+        off = [np.array([1.0, 1.1, 0.9]), np.array([1.2, 1.0, 1.05])]
+        on = [np.array([0.8, 0.85, 0.9]), np.array([0.7, 0.95, 0.75])]
+        fast = render._bootstrap_uniform(off, on, render.Mt19937_64(7), 300)
+        slow = render._bootstrap_general(off, on, render.Mt19937_64(7), 300)
+        self.assertTrue(np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1]))
+
+    def test_format_effect(self):
+        self.assertEqual(render.format_effect(0.62, 0.58, 0.66, "helps"), "0.62x [0.58, 0.66] helps")
+        self.assertEqual(render.format_effect(0.995, 0.9946, 0.9955, "helps"), "0.9950x [0.9946, 0.9955] helps")
+        self.assertEqual(render.format_effect(1.05, math.nan, math.nan, render.INSUFFICIENT),
+                         "1.05x [no interval] insufficient data")
+
+    def test_parse_cell(self):
+        self.assertEqual(render.parse_cell("a=on,b=off"), {"a": True, "b": False})
+        self.assertIsNone(render.parse_cell("on"))
+        self.assertIsNone(render.parse_cell("a=maybe"))
+
+    def test_factorial_contrasts(self):
+        import numpy as np
+        # cells (a, b): base 1, a 0.5, b 0.8, ab 0.4 -> main a: 0.5, main b: 0.8, no interaction
+        levels = np.array([[0, 0], [1, 0], [0, 1], [1, 1]])
+        logs = np.log([1.0, 0.5, 0.8, 0.4])
+        mains, interactions = render._contrasts(logs, levels, ["a", "b"])
+        self.assertAlmostEqual(math.exp(mains[0]), 0.5)
+        self.assertAlmostEqual(math.exp(mains[1]), 0.8)
+        self.assertAlmostEqual(math.exp(interactions[0][1]), 1.0)
+        # ab 0.6 instead: interaction = ab * base / (a * b) = 0.6 / 0.4 = 1.5
+        _, interactions = render._contrasts(np.log([1.0, 0.5, 0.8, 0.6]), levels, ["a", "b"])
+        self.assertAlmostEqual(math.exp(interactions[0][1]), 1.5)
+
+    def test_default_settings(self):
+        self.assertTrue(render.is_default_settings({"allocator": "glibc", "omp_threads": 8, "no_grad": False}, 8))
+        self.assertFalse(render.is_default_settings({"allocator": "glibc", "omp_threads": 1}, 8))
+        self.assertFalse(render.is_default_settings({"allocator": "jemalloc", "omp_threads": 8}, 8))
+        self.assertFalse(render.is_default_settings({"omp_threads": 8, "no_grad": True}, 8))
+
+
+# ----------------------------------------------------------------------------------------------
+# Rendering generated databases
+# ----------------------------------------------------------------------------------------------
+
+
+class RenderTest(RenderCase):
+    def test_one_run(self):
+        out, page, summary = self.render(DATABASES / "one-run.sqlite")
+        for png in ("forest.png", "factorial-1.png", "hosts.png", "threads.png"):
+            self.assertTrue((out / png).stat().st_size > 10_000, png)
+        self.assertFalse((out / "trends.png").exists())
+        self.assertSelfContained(page)
+        self.assertIn("data:image/png;base64,", page)
+        self.assertIn("1. Claims vs measured", page)
+        self.assertIn("Trends need at least 2 runs", page)
+        self.assertIn("Only one host", page)
+        self.assertIn("Energy per sample is not recorded yet", page)
+        self.assertIn("not built yet", page)  # regression marking
+        self.assertIn("| verdict | experiment |", summary)
+        self.assertIn("helps", summary)
+        # every printed effect carries its interval
+        for line in summary.splitlines():
+            if line.startswith("| 🟢") or line.startswith("| 🔴") or line.startswith("| ⚪"):
+                self.assertRegex(line, r"\d\.\d+x \\\[\d\.\d+, \d\.\d+\\\]")
+
+    def test_nightly_history(self):
+        out, page, summary = self.render(DATABASES / "nightly.sqlite")
+        self.assertTrue((out / "trends.png").stat().st_size > 50_000)
+        self.assertIn("LibTorch 1.13.0 → 2.1.0", page)
+        self.assertIn("git revision change", page)
+        self.assertIn("Regressions are not marked", page)
+        self.assertNotIn("Trends need at least 2 runs", page)
+        with contextlib.closing(sqlite3.connect(DATABASES / "nightly.sqlite")) as con:
+            first = con.execute("SELECT uuid FROM runs ORDER BY started_at LIMIT 1").fetchone()[0]
+        _, page, _ = self.render(DATABASES / "nightly.sqlite", "--run", first[:12], name="nightly_first_run")
+        self.assertIn(first, page)
+
+    def test_regressions_are_marked_when_check_recorded_them(self):
+        db = copy_database("nightly.sqlite", self._testMethodName)
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            run = con.execute("SELECT uuid FROM runs ORDER BY started_at LIMIT 1 OFFSET 10").fetchone()[0]
+            con.execute("CREATE TABLE regressions (run_uuid TEXT, experiment TEXT)")
+            con.execute("INSERT INTO regressions VALUES (?, 'no_grad.resnet50-full-infer')", (run,))
+            con.commit()
+        _, page, _ = self.render(db)
+        self.assertNotIn("Regressions are not marked", page)
+
+    def test_two_hosts(self):
+        prices = OUT / "prices.json"
+        prices.write_text(json.dumps({"nightly-epyc": 9000, "nightly-xeon": 4200}))
+        out, page, _ = self.render(DATABASES / "two-hosts.sqlite", "--prices", str(prices))
+        self.assertTrue((out / "hosts.png").exists())
+        self.assertIn("items/s per price unit", page)
+        self.assertIn("nightly-epyc", page)
+        self.assertIn("nightly-xeon", page)
+        self.assertNotIn("Only one host", page)
+        self.assertNotIn("No prices", page)
+        # one host only
+        _, page, _ = self.render(DATABASES / "two-hosts.sqlite", "--hosts", "nightly-epyc", name="two_hosts_one")
+        self.assertIn("Only one host (nightly-epyc)", page)
+        self.assertIn("Host <b>nightly-epyc</b>", page)
+
+    def test_schema_without_runs(self):
+        out, page, summary = self.render(DATABASES / "schema-only.sqlite")
+        self.assertIn("no runs yet", page)
+        self.assertIn("no runs yet", summary)
+        self.assertEqual(list(out.glob("*.png")), [])
+        self.assertNotIn("<img", page)
+
+    def test_empty_file(self):
+        empty = OUT / self._testMethodName / "empty.sqlite"
+        empty.parent.mkdir(parents=True, exist_ok=True)
+        empty.write_bytes(b"")
+        _, page, _ = self.render(empty, name="empty_file_out")
+        self.assertIn("no tunebench tables", page)
+
+    def test_names_are_escaped(self):
+        db = copy_database("one-run.sqlite", self._testMethodName)
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            con.execute("UPDATE trials SET experiment = ? WHERE experiment = 'no_grad.resnet50-full-infer'", (XSS,))
+            con.execute("UPDATE trials SET arm = ? WHERE knob = 'factorial' AND arm = 'channels_last=on,no_grad=on'",
+                        ("channels_last=on,no_grad=on<img src=x onerror=alert(2)>",))
+            con.execute("UPDATE hosts SET hostname = ?", ('<b onmouseover="x">host$x$</b>',))
+            con.commit()
+        _, page, summary = self.render(db)
+        self.assertNotIn(XSS, page)
+        self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", page)
+        self.assertNotIn("<img src=x", page)
+        self.assertNotIn("<b onmouseover", page)
+        self.assertNotIn(XSS, summary)
+        self.assertNotIn("<b onmouseover", summary)
+        self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", summary)
+
+
+class ErrorTest(RenderCase):
+    def test_missing_database(self):
+        self.assertError(["--db", str(OUT / "nope.sqlite"), "--out", str(OUT / "x")], "no such database")
+
+    def test_not_sqlite(self):
+        bad = OUT / "not-a-database.sqlite"
+        bad.write_text("hello, this is not SQLite\n" * 100)
+        self.assertError(["--db", str(bad), "--out", str(OUT / "x")], "cannot read it as an SQLite database")
+
+    def test_foreign_sqlite(self):
+        other = OUT / "other.sqlite"
+        other.unlink(missing_ok=True)
+        with contextlib.closing(sqlite3.connect(other)) as con:
+            con.execute("CREATE TABLE runs (x)")
+        self.assertError(["--db", str(other), "--out", str(OUT / "x")], "not tunebench's")
+
+    def test_bad_run(self):
+        db = str(DATABASES / "one-run.sqlite")
+        self.assertError(["--db", db, "--out", str(OUT / "x"), "--run", "ffffffff"], "no run has this id")
+        self.assertError(["--db", db, "--out", str(OUT / "x"), "--run", "ab"], "4+ of its first characters")
+
+    def test_unknown_host(self):
+        self.assertError(["--db", str(DATABASES / "one-run.sqlite"), "--out", str(OUT / "x"), "--hosts", "nohost"],
+                         "hosts in the database: nightly-epyc")
+
+    def test_bad_prices(self):
+        db = str(DATABASES / "one-run.sqlite")
+        for name, text, fragment in (("invalid.json", "{oops", "not valid JSON"),
+                                     ("list.json", "[1, 2]", "expected a JSON object"),
+                                     ("negative.json", '{"a": -3}', "prices are positive numbers"),
+                                     ("text.json", '{"a": "cheap"}', "prices are positive numbers")):
+            path = OUT / name
+            path.write_text(text)
+            self.assertError(["--db", db, "--out", str(OUT / "x"), "--prices", str(path)], fragment)
+        self.assertError(["--db", db, "--out", str(OUT / "x"), "--prices", str(OUT / "missing.json")], "cannot read it")
+
+    def test_command_line_never_shows_a_traceback(self):
+        for args in (["--db", str(OUT / "nope.sqlite"), "--out", str(OUT / "cli")],
+                     ["--db", str(DATABASES / "schema-only.sqlite"), "--out", str(OUT / "cli")]):
+            done = subprocess.run([sys.executable, str(HERE / "render.py"), *args], capture_output=True, text=True)
+            self.assertNotIn("Traceback", done.stderr)
+            self.assertIn(done.returncode, (0, 2))
+
+
+# ----------------------------------------------------------------------------------------------
+# Against tunebench itself, and in a browser
+# ----------------------------------------------------------------------------------------------
+
+
+@unittest.skipUnless(BINARY, "set TUNEBENCH_BINARY to a built tunebench (e.g. build/debian/tunebench) to compare with it")
+class TunebenchTest(unittest.TestCase):
+    def test_generator_schema_equals_tunebench_schema(self):
+        made = OUT / "tunebench-made.sqlite"
+        for leftover in OUT.glob("tunebench-made.sqlite*"):
+            leftover.unlink()
+        made.write_bytes(b"")  # tunebench gives an empty file the current schema
+        subprocess.run([BINARY, "show", "latest", "--db", str(made)], capture_output=True, text=True)
+
+        def schema(path):
+            with contextlib.closing(sqlite3.connect(path)) as con:
+                return (sorted(con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall(),
+                               key=lambda row: (row[0], row[1])),
+                        con.execute("PRAGMA user_version").fetchone()[0])
+
+        tables, version = schema(made)
+        self.assertEqual(version, generate_history.SCHEMA_VERSION)
+        self.assertGreater(len(tables), 5, "tunebench did not write its schema")
+        self.assertEqual(schema(DATABASES / "schema-only.sqlite"), (tables, version))
+
+    def test_effects_equal_tunebench_show(self):
+        db = copy_database("nightly.sqlite", self._testMethodName)
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            latest = con.execute("SELECT uuid FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()[0]
+            # Uneven sample counts in one process take the bootstrap's general path.
+            con.execute("DELETE FROM samples WHERE idx = 0 AND trial_id = "
+                        "(SELECT MIN(id) FROM trials WHERE run_uuid = ? AND status = 'ok')", (latest,))
+            con.commit()
+        shown = json.loads(subprocess.run([BINARY, "show", latest, "--db", str(db), "--json"],
+                                          capture_output=True, text=True, check=True).stdout)
+        con, _, _ = render.open_database(str(db))
+        with contextlib.closing(con):
+            details = render.load_run_details(con, latest)
+            experiments = {x.name: x for x in render.analyze_run(render.load_trials(con, [latest]), details.claims)}
+        compared = 0
+        for expected in shown["experiments"]:
+            mine = experiments[expected["name"]]
+            self.assertEqual(len(mine.effects), len(expected["effects"]), expected["name"])
+            for effect, reference in zip(mine.effects, expected["effects"]):
+                self.assertEqual((effect.metric, effect.compared, effect.verdict),
+                                 (reference["metric"], reference["compared"], reference["verdict"]))
+                for key in ("ratio", "lo", "hi"):
+                    self.assertAlmostEqual(getattr(effect, key), reference[key], delta=1e-9,
+                                           msg=f"{expected['name']} {effect.metric} {key}")
+                compared += 1
+        self.assertGreater(compared, 10)
+
+
+@unittest.skipUnless(CHROMIUM, "chromium is not installed (Debian: apt-get install chromium)")
+class ScreenshotTest(RenderCase):
+    def test_screenshot(self):
+        out, _, _ = self.render(DATABASES / "two-hosts.sqlite", name="screenshot")
+        shot = out / "report.png"
+        shot.unlink(missing_ok=True)
+        subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        f"--screenshot={shot}", "--window-size=1400,2400", (out / "report.html").as_uri()],
+                       capture_output=True, timeout=120, cwd=out)
+        self.assertTrue(shot.exists(), "chromium wrote no screenshot")
+        import matplotlib.image
+        pixels = matplotlib.image.imread(str(shot))[:, :, :3]
+        self.assertEqual(pixels.shape[:2], (2400, 1400))
+        # The first screen shows the verdict colours: green (helps) is there to be seen.
+        green = (abs(pixels[:, :, 0] - 0x1A / 255) < 0.05) & (abs(pixels[:, :, 1] - 0x96 / 255) < 0.05) \
+            & (abs(pixels[:, :, 2] - 0x41 / 255) < 0.05)
+        self.assertGreater(int(green.sum()), 2000)
+        print(f"\nscreenshot: {shot}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
