@@ -16,5 +16,5 @@ echo
 $tb show latest
 echo
 echo "Results database: $(pwd)/results/tunebench.sqlite (schema: results/README.md)"
-echo "The HTML report is not built yet (reports/ is its own issue): 'tunebench show' above is the report."
+$tb report --out reports/out
 exit $status

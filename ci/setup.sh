@@ -24,6 +24,7 @@ DEB_PACKAGES=(
   libomp-dev libomp5-14 numactl libnuma-dev
   libopenblas0-openmp libopenblas-dev
   python3-venv
+  chromium fonts-dejavu-core
 )
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

@@ -14,4 +14,8 @@ for preset in debian pypi; do
   echo "[test] $preset"
   ctest --preset "$preset" -j2 || status=1
 done
+
+echo "[test] reports (reports/test_render.py; screenshots in build/reports-tests)"
+TUNEBENCH_BINARY=build/debian/tunebench TUNEBENCH_TEST_OUT=build/reports-tests \
+  .venv/bin/python -m unittest discover -s reports -p 'test_*.py' || status=1
 exit $status

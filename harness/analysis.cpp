@@ -66,6 +66,55 @@ std::string evidence_line(const json& e) {
   return out;
 }
 
+// "channels_last=on,no_grad=off" → {{"channels_last", true}, {"no_grad", false}}.
+std::vector<std::pair<std::string, bool>> factors_of(const std::string& arm) {
+  std::vector<std::pair<std::string, bool>> out;
+  size_t start = 0;
+  while (start < arm.size()) {
+    size_t comma = arm.find(',', start);
+    if (comma == std::string::npos) comma = arm.size();
+    const std::string part = arm.substr(start, comma - start);
+    const size_t eq = part.find('=');
+    if (eq != std::string::npos) out.emplace_back(part.substr(0, eq), part.substr(eq + 1) == "on");
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Main effects and two-factor interactions of a 2^k factorial experiment, as contrasts of the
+// cells' medians (stats::contrast): main effect of i, weights s_i / 2^(k−1); interaction of i and
+// j, weights s_i·s_j / 2^(k−2), with s = +1 where the factor is on and −1 where it is off.
+void add_factorial_effects(ExperimentReport& x, const std::vector<std::string>& cells,
+                           std::map<std::string, stats::Groups>& groups) {
+  const auto first = factors_of(cells.front());
+  const size_t k = first.size();
+  if (k < 2 || cells.size() != (size_t{1} << k)) return;
+  std::vector<stats::Groups> arms;
+  std::vector<std::vector<double>> signs;  // per cell, per factor
+  for (const auto& cell : cells) {
+    if (groups[cell].empty()) return;  // a cell without valid trials: no contrast
+    arms.push_back(groups[cell]);
+    std::vector<double> s;
+    for (const auto& [name, on] : factors_of(cell)) s.push_back(on ? 1.0 : -1.0);
+    signs.push_back(s);
+  }
+  const double main_scale = 1.0 / double(size_t{1} << (k - 1));
+  const double pair_scale = 1.0 / double(size_t{1} << (k - 2));
+  for (size_t i = 0; i < k; ++i) {
+    std::vector<double> w;
+    for (const auto& s : signs) w.push_back(s[i] * main_scale);
+    x.effects.push_back({"time", "main effect of " + first[i].first, stats::contrast(arms, w)});
+  }
+  for (size_t i = 0; i < k; ++i) {
+    for (size_t j = i + 1; j < k; ++j) {
+      std::vector<double> w;
+      for (const auto& s : signs) w.push_back(s[i] * s[j] * pair_scale);
+      x.effects.push_back({"time", "interaction " + first[i].first + " x " + first[j].first,
+                           stats::contrast(arms, w)});
+    }
+  }
+}
+
 }  // namespace
 
 RunReport analyze(const storage::Database& db, const std::string& run_uuid) {
@@ -151,6 +200,7 @@ RunReport analyze(const storage::Database& db, const std::string& run_uuid) {
       const std::string base = arm_order.front();  // the all-off cell comes first
       for (size_t i = 1; i < arm_order.size(); ++i)
         add_effects(base, arm_order[i], arm_order[i] + " vs " + base);
+      add_factorial_effects(x, arm_order, time_groups);
     } else if (arms.count("off") && arms.count("on")) {
       add_effects("off", "on", "on vs off");
     } else {

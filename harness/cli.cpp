@@ -1,6 +1,8 @@
 #include "harness/cli.h"
 
 #include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -192,6 +194,33 @@ int export_command(const std::string& db_path, const std::string& which, const s
   return 0;
 }
 
+// `tunebench report`: runs reports/render.py with the project's Python (execve, no shell) and
+// returns its exit status; its output passes straight through.
+int report_command(const std::vector<std::string>& render_args) {
+  const std::string source = TUNEBENCH_SOURCE_DIR;
+  const char* from_env = std::getenv("TUNEBENCH_PYTHON");
+  const std::string python = from_env ? from_env : source + "/.venv/bin/python";
+  if (access(python.c_str(), X_OK) != 0) {
+    std::cerr << "tunebench: error: no Python for the report at " << python
+              << " (run ci/setup.sh, or set TUNEBENCH_PYTHON)\n";
+    return kExitBadInput;
+  }
+  std::vector<std::string> args{python, source + "/reports/render.py"};
+  args.insert(args.end(), render_args.begin(), render_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    execve(argv[0], argv.data(), environ);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -270,6 +299,20 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   export_cmd->add_option("-o,--output", export_out, "write to this file instead of stdout");
 
+  std::string report_db = "results/tunebench.sqlite", report_out = "reports/out",
+              report_run = "latest", report_prices;
+  std::vector<std::string> report_hosts;
+  auto* report_cmd = app.add_subcommand(
+      "report",
+      "Render the HTML report, Markdown summary and PNGs from the database (reports/render.py)");
+  report_cmd->add_option("--db", report_db, "results database")->capture_default_str();
+  report_cmd->add_option("--out", report_out, "output folder")->capture_default_str();
+  report_cmd->add_option("--run", report_run, "run uuid (or a unique prefix) or 'latest'")
+      ->capture_default_str();
+  report_cmd->add_option("--hosts", report_hosts, "hostnames to compare side by side");
+  report_cmd->add_option("--prices", report_prices,
+                         "JSON object of hostname to price, for throughput per price");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -293,6 +336,15 @@ int run(int argc, char** argv) {
     if (env_cmd->parsed()) return env_command(env_json);
     if (export_cmd->parsed())
       return export_command(export_db, export_run, export_format, export_out);
+    if (report_cmd->parsed()) {
+      std::vector<std::string> args{"--db", report_db, "--out", report_out, "--run", report_run};
+      if (!report_hosts.empty()) {
+        args.push_back("--hosts");
+        args.insert(args.end(), report_hosts.begin(), report_hosts.end());
+      }
+      if (!report_prices.empty()) args.insert(args.end(), {"--prices", report_prices});
+      return report_command(args);
+    }
   } catch (const storage::StorageError& e) {
     std::cerr << "tunebench: error: " << e.what() << "\n";
     return kExitBadInput;

@@ -39,7 +39,4 @@ WorkerOutcome spawn(const std::vector<std::string>& argv,
                     const std::map<std::string, std::string>& env, const std::string& input,
                     double timeout_s, const volatile sig_atomic_t* interrupt = nullptr);
 
-// The absolute path of the running executable.
-std::string self_executable();
-
 }  // namespace tunebench::orchestrator

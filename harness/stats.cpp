@@ -277,6 +277,55 @@ Effect effect(const Groups& off, const Groups& on, const EffectOptions& options)
   return result;
 }
 
+Effect contrast(const std::vector<Groups>& arms, const std::vector<double>& weights,
+                const EffectOptions& options) {
+  validate(options);
+  if (arms.size() != weights.size() || arms.empty()) {
+    throw std::invalid_argument("contrast: one weight per arm is needed");
+  }
+  std::vector<Arm> collected;
+  for (size_t i = 0; i < arms.size(); ++i)
+    collected.push_back(collect_arm(arms[i], "arm " + std::to_string(i)));
+  Effect result{kNaN, kNaN, kNaN, options.confidence, 0, Verdict::insufficient, ""};
+  auto combine = [&](const std::vector<double>& medians) {
+    double log_ratio = 0;
+    for (size_t i = 0; i < medians.size(); ++i) log_ratio += weights[i] * std::log(medians[i]);
+    return std::exp(log_ratio);
+  };
+  std::vector<double> medians;
+  for (const auto& arm : collected) {
+    if (arm.samples < 2) {
+      add_note(result.note, "an arm has " + samples_phrase(arm.samples) +
+                                "; an interval needs at least 2 per arm");
+      return result;
+    }
+    std::vector<double> pooled = arm.pooled();
+    medians.push_back(median_in_place(pooled));
+    if (!(medians.back() > 0))
+      throw std::invalid_argument("contrast: every arm's median must be positive");
+  }
+  result.ratio = combine(medians);
+  std::mt19937_64 rng(options.seed);
+  std::vector<double> buffer, ratios;
+  ratios.reserve(static_cast<size_t>(options.resamples));
+  for (int resample = 0; resample < options.resamples; ++resample) {
+    for (size_t i = 0; i < collected.size(); ++i)
+      medians[i] = resampled_median(collected[i], rng, buffer);
+    ratios.push_back(combine(medians));
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = (1 - options.confidence) / 2;
+  result.lo = quantile_of_sorted(ratios, tail);
+  result.hi = quantile_of_sorted(ratios, 1 - tail);
+  result.resamples = options.resamples;
+  result.verdict = verdict_of_interval(result.lo, result.hi, options);
+  bool one_process = true;
+  for (const auto& arm : collected) one_process &= arm.processes.size() == 1;
+  if (one_process)
+    add_note(result.note, "1 process per arm: the interval ignores between-process variance");
+  return result;
+}
+
 std::string format_effect(const Effect& effect) {
   const bool has_interval = std::isfinite(effect.lo) && std::isfinite(effect.hi);
   auto number = [](double value, int decimals) {

@@ -108,4 +108,14 @@ Effect effect(const Groups& off, const Groups& on, const EffectOptions& options 
 // "1.05x [no interval] insufficient data". The note is not included.
 std::string format_effect(const Effect& effect);
 
+// A contrast of several arms' medians, exp(Σ wᵢ · log medianᵢ), with the same hierarchical
+// bootstrap interval and verdict as effect() (each arm resampled independently). The main effect
+// of a factor in a 2^k factorial experiment is the contrast with weights +1/2^(k−1) on the cells
+// where it is on and −1/2^(k−1) where it is off (the geometric mean of its ratios across the other
+// factors' settings); the interaction of two factors is (AB · base) / (A · B): weights +1, +1,
+// −1, −1. An interaction ratio of 1 means the two effects multiply independently. Every arm
+// needs at least 2 samples, otherwise the verdict is insufficient.
+Effect contrast(const std::vector<Groups>& arms, const std::vector<double>& weights,
+                const EffectOptions& options = {});
+
 }  // namespace tunebench::stats

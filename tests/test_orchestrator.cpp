@@ -44,8 +44,9 @@ TEST(Spawn, ATimeoutKillsTheWholeProcessGroup) {
   // Gone, or a zombie waiting for init to reap it: either way no longer running.
   std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
   std::string pid_field, name, state;
-  if (stat >> pid_field >> name >> state)
+  if (stat >> pid_field >> name >> state) {
     EXPECT_EQ(state, "Z") << "the grandchild survived the timeout";
+  }
 }
 
 TEST(Spawn, ASignalIsReported) {

@@ -328,5 +328,36 @@ TEST(StatsFormat, RatioIntervalVerdict) {
   EXPECT_EQ(format_effect(e), "1.05x [no interval] insufficient data");
 }
 
+TEST(StatsContrast, FactorialMainEffectsAndInteractionFromKnownCells) {
+  // Cells of a 2×2 factorial with known medians: base 100, A on 50, B on 80, both 40.
+  // Main effect of A (geometric mean of its ratios): √(50/100 · 40/80) = 0.5; of B: √(0.8·0.8).
+  // Interaction: (40·100)/(50·80) = 1: the effects multiply independently.
+  auto cell = [](double m) {
+    Groups g;
+    for (int p = 0; p < 3; ++p) g.push_back({m * 0.99, m, m * 1.01});
+    return g;
+  };
+  const std::vector<Groups> cells{cell(100), cell(80), cell(50), cell(40)};  // A off/on × B off/on
+  const Effect main_a = contrast(cells, {-0.5, -0.5, 0.5, 0.5});
+  EXPECT_NEAR(main_a.ratio, 0.5, 1e-12);
+  EXPECT_EQ(main_a.verdict, Verdict::helps);
+  const Effect main_b = contrast(cells, {-0.5, 0.5, -0.5, 0.5});
+  EXPECT_NEAR(main_b.ratio, 0.8, 1e-12);
+  const Effect interaction = contrast(cells, {1, -1, -1, 1});
+  EXPECT_NEAR(interaction.ratio, 1.0, 1e-12);
+  EXPECT_LE(interaction.lo, 1.0);
+  EXPECT_GE(interaction.hi, 1.0);
+  EXPECT_EQ(interaction.verdict, Verdict::no_effect);
+  // A real interaction: with both on, 25 instead of 40.
+  const Effect synergy = contrast({cell(100), cell(80), cell(50), cell(25)}, {1, -1, -1, 1});
+  EXPECT_NEAR(synergy.ratio, 0.625, 1e-12);
+  EXPECT_EQ(synergy.verdict, Verdict::helps);
+  // Two arms with weights −1, +1 are exactly effect().
+  const Effect two = contrast({cell(100), cell(50)}, {-1, 1});
+  const Effect direct = effect(cell(100), cell(50));
+  EXPECT_NEAR(two.ratio, direct.ratio, 1e-12);
+  EXPECT_THROW(contrast({cell(1)}, {1, 2}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace tunebench::stats
