@@ -253,8 +253,12 @@ int run(int argc, char** argv) {
       "run",
       "Run a suite: every experiment as interleaved off/on trials in fresh worker "
       "processes, stored in the results database");
-  run_cmd->add_option("--suite", run_options.suite_path, "suite file, e.g. suites/smoke.json")
-      ->required();
+  auto* suite_opt =
+      run_cmd->add_option("--suite", run_options.suite_path, "suite file, e.g. suites/smoke.json");
+  auto* resume_opt = run_cmd->add_option(
+      "--resume", run_options.resume,
+      "finish an interrupted run (uuid, unique prefix or 'latest'): only its missing trials run");
+  suite_opt->excludes(resume_opt);
   run_cmd->add_option("--db", run_options.db_path, "results database")->capture_default_str();
   run_cmd->add_option("--label", run_options.label, "a label for the run, e.g. nightly");
   run_cmd->add_option("--filter", run_options.filter,
@@ -330,7 +334,13 @@ int run(int argc, char** argv) {
   try {
     if (models_cmd->parsed()) return models_command(as_json, model, preset, option_pairs);
     if (worker_cmd->parsed()) return worker::main_worker();
-    if (run_cmd->parsed()) return orchestrator::run(run_options);
+    if (run_cmd->parsed()) {
+      if (run_options.suite_path.empty() && run_options.resume.empty()) {
+        std::cerr << "tunebench: error: run needs --suite FILE (a new run) or --resume RUN\n";
+        return kExitBadInput;
+      }
+      return orchestrator::run(run_options);
+    }
     if (show_cmd->parsed()) return show_command(db_path, run_id, show_json);
     if (list_cmd->parsed()) return list_command(suites_dir);
     if (env_cmd->parsed()) return env_command(env_json);

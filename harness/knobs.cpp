@@ -480,6 +480,21 @@ std::vector<std::string> check_evidence(const json& settings, Mode mode, const j
   return wrong;
 }
 
+std::string fault_setting_error(const json& value) {
+  const char* allowed = std::getenv("TUNEBENCH_TEST_FAULTS");
+  if (!allowed || std::string(allowed) != "1") {
+    return "\"fault\" is a test-only setting (it needs TUNEBENCH_TEST_FAULTS=1)";
+  }
+  static const std::vector<std::string> kinds{"segfault", "abort", "killed", "garbage",
+                                              "silent",   "hang",  "slow"};
+  if (!value.is_string() ||
+      std::find(kinds.begin(), kinds.end(), value.get<std::string>()) == kinds.end()) {
+    return "fault must be one of segfault, abort, killed, garbage, silent, hang, slow; got " +
+           value.dump();
+  }
+  return "";
+}
+
 double guard_tolerance(const std::string& knob_id) {
   // fp32 knobs change only the order of floating-point sums (threads, layout, allocator).
   if (knob_id == "amp" || knob_id == "quantize_linear") return 5e-2;

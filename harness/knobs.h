@@ -83,6 +83,15 @@ std::optional<std::string> allocator_library(const std::string& allocator);
 std::vector<std::string> check_evidence(const nlohmann::json& settings, Mode mode,
                                         const nlohmann::json& evidence);
 
+// The test-only setting that makes a worker fail on purpose, so that the tests can prove how
+// each kind of failure is stored: "segfault", "abort", "killed" (SIGKILL, as the kernel's
+// out-of-memory killer sends), "garbage" (prints something that is not a result), "silent"
+// (prints nothing), "hang" (runs past any timeout), "slow" (each step 1 ms slower: a known
+// regression). Accepted only when the orchestrator's environment has TUNEBENCH_TEST_FAULTS=1.
+inline constexpr const char* kFaultSetting = "fault";
+// Empty when `value` may be used here; otherwise why not.
+std::string fault_setting_error(const nlohmann::json& value);
+
 // Relative tolerance of the correctness guard for an experiment of this knob: both arms' check
 // values (output checksum, or loss after one step) must agree within it.
 double guard_tolerance(const std::string& knob_id);

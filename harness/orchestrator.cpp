@@ -13,6 +13,7 @@
 #include <ctime>
 #include <iostream>
 #include <random>
+#include <set>
 
 #include "harness/host.h"
 #include "harness/knobs.h"
@@ -81,7 +82,10 @@ TrialResult interpret(const WorkerOutcome& w, const TrialSpec& spec) {
         fmt::format("timed out after {:.0f} s; its process group was killed", spec.timeout_s));
   json parsed = json::parse(w.out, nullptr, /*allow_exceptions=*/false);
   if (w.signal) {
-    return failed(fmt::format("worker killed by signal {} ({})", w.signal, strsignal(w.signal)));
+    return failed(fmt::format("worker killed by signal {} ({}){}", w.signal, strsignal(w.signal),
+                              w.signal == SIGKILL ? ": killed from outside, e.g. by the kernel's "
+                                                    "out-of-memory killer"
+                                                  : ""));
   }
   if (parsed.is_discarded() || !parsed.is_object()) {
     return failed(fmt::format("worker exited with code {} and printed no result{}", w.exit_code,
@@ -190,7 +194,154 @@ WorkerOutcome spawn(const std::vector<std::string>& argv,
   return w;
 }
 
+namespace {
+
+// Runs `trials` (the run's missing ones) into `db`, checks and stores each, and finishes the run.
+// `total` is the run's trial count; `done`, `failed`, `invalid` count trials stored before.
+int execute(storage::Database& db, const std::string& run_uuid,
+            const std::vector<TrialSpec>& trials, std::map<std::string, double> guard_reference,
+            int failed, int invalid, const RunOptions& options) {
+  const bool tty = isatty(STDERR_FILENO) && !options.quiet;
+  auto say = [&](const std::string& line) {
+    if (!options.quiet) std::cerr << (tty ? "\r\033[K" : "") << line << "\n";
+  };
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const std::string& exe = options.worker_executable;
+  const auto start = Clock::now();
+  for (size_t i = 0; i < trials.size() && !g_interrupted; ++i) {
+    const TrialSpec& t = trials[i];
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double eta = i ? elapsed / double(i) * double(trials.size() - i) : 0;
+    if (tty) {
+      std::cerr << fmt::format("\r\033[Ktrial {}/{} {} [{}] elapsed {} eta {}", i + 1,
+                               trials.size(), t.experiment, t.arm, duration(elapsed),
+                               i ? duration(eta) : "?")
+                << std::flush;
+    }
+    const auto setup = knobs::process_setup(t.settings);
+    const WorkerOutcome w = spawn({exe, "worker"}, worker_environment(setup), to_json(t).dump(),
+                                  t.timeout_s, &g_interrupted);
+    // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
+    // marked interrupted with every finished trial kept.
+    if (w.interrupted) break;
+    TrialResult r = interpret(w, t);
+    if (r.status == "ok") {
+      const auto wrong = knobs::check_evidence(t.settings, t.mode, r.evidence);
+      if (!wrong.empty()) {
+        r.status = "invalid";
+        for (const auto& why : wrong) r.error += (r.error.empty() ? "" : "; ") + why;
+      }
+    }
+    if (r.status == "ok") {
+      auto [it, first] = guard_reference.emplace(t.experiment, r.check_value);
+      const double tolerance = knobs::guard_tolerance(t.knob);
+      const double diff =
+          std::abs(r.check_value - it->second) / std::max(std::abs(it->second), 1e-12);
+      if (!first && diff > tolerance) {
+        r.status = "invalid";
+        r.error = fmt::format(
+            "correctness guard: this arm computes {:.6g}, the experiment's first trial "
+            "{:.6g} (relative difference {:.2g} > tolerance {:.2g})",
+            r.check_value, it->second, diff, tolerance);
+      }
+    }
+    if (r.status == "failed") ++failed;
+    if (r.status == "invalid") ++invalid;
+    try {
+      db.store_trial(run_uuid, t, r);
+    } catch (const storage::StorageError& e) {
+      std::cerr << "\ntunebench: error: storing trial " << i + 1 << ": " << e.what() << "\n";
+      db.finish_run(run_uuid, "failed", now_iso8601());
+      return 1;
+    }
+    if (!tty && !options.quiet) {
+      const double median_ms =
+          r.items_per_second > 0 ? 1e3 * double(t.batch) / r.items_per_second : 0;
+      say(fmt::format("trial {}/{} {} [{}] {}{}", i + 1, trials.size(), t.experiment, t.arm,
+                      r.status,
+                      r.status == "ok" ? fmt::format(": median {:.3g} ms/iteration", median_ms)
+                                       : ": " + r.error));
+    } else if (r.status != "ok") {
+      say(fmt::format("trial {}/{} {} [{}] {}: {}", i + 1, trials.size(), t.experiment, t.arm,
+                      r.status, r.error));
+    }
+  }
+  const std::string status = g_interrupted         ? "interrupted"
+                             : (failed || invalid) ? "completed with failures"
+                                                   : "completed";
+  db.finish_run(run_uuid, status, now_iso8601());
+  if (tty) std::cerr << "\r\033[K";
+  say(fmt::format("run {} {}: {} trials, {} failed, {} invalid, in {}", run_uuid, status,
+                  db.trials(run_uuid).size(), failed, invalid,
+                  duration(std::chrono::duration<double>(Clock::now() - start).count())));
+  if (status == "interrupted") {
+    say("resume with: tunebench run --resume " + run_uuid.substr(0, 8) + " --db " +
+        options.db_path);
+  }
+  say("see: tunebench show " + run_uuid.substr(0, 8) + " --db " + options.db_path);
+  return status == "completed" ? 0 : 1;
+}
+
+// `tunebench run --resume RUN`: the stored suite is expanded again (same order, same seeds) and
+// only the trials the database does not hold yet are run.
+int resume(const RunOptions& options) {
+  const knobs::HostCaps caps = knobs::probe_host();
+  std::unique_ptr<storage::Database> db;
+  std::string uuid;
+  storage::Database::StoredRun stored;
+  try {
+    db = std::make_unique<storage::Database>(options.db_path);
+    uuid = storage::resolve_run(*db, options.resume);
+    stored = db->run(uuid);
+  } catch (const storage::StorageError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return 2;
+  }
+  std::vector<TrialSpec> all;
+  try {
+    const json& saved = stored.record.suite;
+    const suite::Suite s =
+        suite::parse(saved.at("suite").dump(), saved.value("path", "stored suite"), caps);
+    all = suite::expand(s, saved.value("filter", ""), caps);
+  } catch (const std::exception& e) {
+    std::cerr << "tunebench: error: cannot resume run " << uuid << ": " << e.what() << "\n";
+    return 2;
+  }
+  std::set<int> done;
+  std::map<std::string, double> guard_reference;
+  int failed = 0, invalid = 0;
+  for (const auto& t : db->trials(uuid)) {
+    done.insert(t.spec.sequence);
+    if (t.result.status == "failed") ++failed;
+    if (t.result.status == "invalid") ++invalid;
+    if (t.result.status == "ok") guard_reference.emplace(t.spec.experiment, t.result.check_value);
+  }
+  std::vector<TrialSpec> missing;
+  for (auto& t : all) {
+    t.run_uuid = uuid;
+    if (!done.count(t.sequence)) missing.push_back(t);
+  }
+  if (!options.quiet) {
+    std::cerr << fmt::format("resuming run {} ({}): {} of {} trials stored, {} to run\n", uuid,
+                             stored.status, done.size(), all.size(), missing.size());
+  }
+  if (missing.empty() && stored.status != "running" && stored.status != "interrupted") {
+    if (!options.quiet) std::cerr << "nothing to resume: the run is " << stored.status << "\n";
+    return stored.status == "completed" ? 0 : 1;
+  }
+  db->reopen_run(uuid);
+  return execute(*db, uuid, missing, guard_reference, failed, invalid, options);
+}
+
+}  // namespace
+
 int run(const RunOptions& options) {
+  if (!options.resume.empty()) return resume(options);
   const knobs::HostCaps caps = knobs::probe_host();
   suite::Suite suite;
   std::vector<TrialSpec> trials;
@@ -254,98 +405,17 @@ int run(const RunOptions& options) {
   for (auto& t : trials) t.run_uuid = run.uuid;
   db->begin_run(run);
 
-  const bool tty = isatty(STDERR_FILENO) && !options.quiet;
-  auto say = [&](const std::string& line) {
-    if (!options.quiet) std::cerr << (tty ? "\r\033[K" : "") << line << "\n";
-  };
-  say(fmt::format("run {} of suite {} ({} trials, {} not applicable) into {}", run.uuid, suite.name,
-                  trials.size(), not_applicable.size(), options.db_path));
-  for (const auto& w : state.warnings) say("warning: host is not quiet: " + w);
-  for (const auto& na : not_applicable) {
-    say(fmt::format("not applicable: {}: {}", na["experiment"].get<std::string>(),
-                    na["reason"].get<std::string>()));
-  }
-
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
-  // /proc/self/exe in the forked child is this very binary, even if a rebuild has replaced the
-  // file since the run started (the path would then name the new build, or nothing).
-  const std::string exe = "/proc/self/exe";
-  std::map<std::string, double> guard_reference;  // experiment -> first ok check value
-  int failed = 0, invalid = 0;
-  const auto start = Clock::now();
-  for (size_t i = 0; i < trials.size() && !g_interrupted; ++i) {
-    const TrialSpec& t = trials[i];
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    const double eta = i ? elapsed / double(i) * double(trials.size() - i) : 0;
-    if (tty) {
-      std::cerr << fmt::format("\r\033[Ktrial {}/{} {} [{}] elapsed {} eta {}", i + 1,
-                               trials.size(), t.experiment, t.arm, duration(elapsed),
-                               i ? duration(eta) : "?")
-                << std::flush;
-    }
-    const auto setup = knobs::process_setup(t.settings);
-    const WorkerOutcome w = spawn({exe, "worker"}, worker_environment(setup), to_json(t).dump(),
-                                  t.timeout_s, &g_interrupted);
-    // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
-    // marked interrupted with every finished trial kept.
-    if (w.interrupted) break;
-    TrialResult r = interpret(w, t);
-    if (r.status == "ok") {
-      const auto wrong = knobs::check_evidence(t.settings, t.mode, r.evidence);
-      if (!wrong.empty()) {
-        r.status = "invalid";
-        for (const auto& why : wrong) r.error += (r.error.empty() ? "" : "; ") + why;
-      }
-    }
-    if (r.status == "ok") {
-      auto [it, first] = guard_reference.emplace(t.experiment, r.check_value);
-      const double tolerance = knobs::guard_tolerance(t.knob);
-      const double diff =
-          std::abs(r.check_value - it->second) / std::max(std::abs(it->second), 1e-12);
-      if (!first && diff > tolerance) {
-        r.status = "invalid";
-        r.error = fmt::format(
-            "correctness guard: this arm computes {:.6g}, the experiment's first trial "
-            "{:.6g} (relative difference {:.2g} > tolerance {:.2g})",
-            r.check_value, it->second, diff, tolerance);
-      }
-    }
-    if (r.status == "failed") ++failed;
-    if (r.status == "invalid") ++invalid;
-    try {
-      db->store_trial(run.uuid, t, r);
-    } catch (const storage::StorageError& e) {
-      std::cerr << "\ntunebench: error: storing trial " << i + 1 << ": " << e.what() << "\n";
-      db->finish_run(run.uuid, "failed", now_iso8601());
-      return 1;
-    }
-    if (!tty && !options.quiet) {
-      const double median_ms =
-          r.items_per_second > 0 ? 1e3 * double(t.batch) / r.items_per_second : 0;
-      say(fmt::format("trial {}/{} {} [{}] {}{}", i + 1, trials.size(), t.experiment, t.arm,
-                      r.status,
-                      r.status == "ok" ? fmt::format(": median {:.3g} ms/iteration", median_ms)
-                                       : ": " + r.error));
-    } else if (r.status != "ok") {
-      say(fmt::format("trial {}/{} {} [{}] {}: {}", i + 1, trials.size(), t.experiment, t.arm,
-                      r.status, r.error));
+  if (!options.quiet) {
+    std::cerr << fmt::format("run {} of suite {} ({} trials, {} not applicable) into {}\n",
+                             run.uuid, suite.name, trials.size(), not_applicable.size(),
+                             options.db_path);
+    for (const auto& w : state.warnings) std::cerr << "warning: host is not quiet: " << w << "\n";
+    for (const auto& na : not_applicable) {
+      std::cerr << "not applicable: " << na["experiment"].get<std::string>() << ": "
+                << na["reason"].get<std::string>() << "\n";
     }
   }
-  const std::string status = g_interrupted         ? "interrupted"
-                             : (failed || invalid) ? "completed with failures"
-                                                   : "completed";
-  db->finish_run(run.uuid, status, now_iso8601());
-  if (tty) std::cerr << "\r\033[K";
-  say(fmt::format("run {} {}: {} trials, {} failed, {} invalid, in {}", run.uuid, status,
-                  trials.size(), failed, invalid,
-                  duration(std::chrono::duration<double>(Clock::now() - start).count())));
-  say("see: tunebench show " + run.uuid.substr(0, 8) + " --db " + options.db_path);
-  return status == "completed" ? 0 : 1;
+  return execute(*db, run.uuid, trials, {}, 0, 0, options);
 }
 
 }  // namespace tunebench::orchestrator

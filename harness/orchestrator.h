@@ -17,10 +17,15 @@ struct RunOptions {
   std::string filter;
   bool quiet = false;
   std::string command_line;
+  std::string resume;  // a run to finish: only its missing trials run (suite_path unused)
+  // The program that runs `worker`: this binary itself by default. /proc/self/exe in the forked
+  // child stays this very binary even if a rebuild replaces the file during the run.
+  std::string worker_executable = "/proc/self/exe";
 };
 
-// Exit codes: 0 every trial ok; 1 the run completed with failed or invalid trials (or could not
-// write); 2 bad input (suite, filter, database refused) — then nothing was written.
+// Exit codes: 0 every trial ok; 1 the run completed with failed or invalid trials, was
+// interrupted, or could not write; 2 bad input (suite, filter, database refused, unknown run to
+// resume) — then nothing was written.
 int run(const RunOptions& options);
 
 // One worker process's outcome.

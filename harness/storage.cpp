@@ -457,6 +457,16 @@ void Database::finish_run(const std::string& run_uuid, const std::string& status
   if (changed == 0) throw unknown_run(path_, run_uuid);
 }
 
+void Database::reopen_run(const std::string& run_uuid) {
+  const int changed = guarded(path_, "cannot reopen run " + run_uuid, [&] {
+    SQLite::Statement update(*db_,
+                             "UPDATE runs SET status = 'running', ended_at = NULL WHERE uuid = ?");
+    update.bind(1, run_uuid);
+    return update.exec();
+  });
+  if (changed == 0) throw unknown_run(path_, run_uuid);
+}
+
 std::optional<std::string> Database::latest_run_uuid() const {
   return guarded(path_, "cannot list runs", [&]() -> std::optional<std::string> {
     SQLite::Statement query(*db_,

@@ -60,6 +60,8 @@ class Database {
   // status: "completed", "completed with failures", "interrupted", "failed"; ended_at ISO 8601 UTC.
   void finish_run(const std::string& run_uuid, const std::string& status,
                   const std::string& ended_at);
+  // Marks a run "running" again (ended_at cleared) for `tunebench run --resume`.
+  void reopen_run(const std::string& run_uuid);
 
   std::optional<std::string> latest_run_uuid() const;  // by started_at then insertion order
   std::vector<std::string> run_uuids() const;          // oldest first

@@ -79,6 +79,12 @@ json checked_settings(const Context& ctx, const json& settings, const std::strin
   if (!settings.is_object()) ctx.fail(where, "must be an object of knob id -> value");
   json out = json::object();
   for (const auto& [id, value] : settings.items()) {
+    if (id == knobs::kFaultSetting) {
+      if (auto why = knobs::fault_setting_error(value); !why.empty())
+        ctx.fail(where + "/" + id, why);
+      out[id] = value;
+      continue;
+    }
     const knobs::Knob& k = knob_of(ctx, id, where + "/" + id);
     try {
       knobs::validate_value(k, value);

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <numaif.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <torch/csrc/autograd/anomaly_mode.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <iterator>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "harness/device.h"
 #include "harness/knobs.h"
@@ -157,6 +159,25 @@ torch::Tensor first_conv_weight(torch::nn::Module& module) {
   return {};
 }
 
+// The test-only faults (knobs.h, kFaultSetting) that happen before the trial runs; "slow" acts
+// inside the measured step.
+void fail_on_purpose(const TrialSpec& spec, int result_fd) {
+  if (!spec.settings.contains(knobs::kFaultSetting)) return;
+  const std::string fault = spec.settings[knobs::kFaultSetting];
+  if (fault == "segfault") raise(SIGSEGV);
+  if (fault == "abort") std::abort();
+  if (fault == "killed") raise(SIGKILL);
+  if (fault == "garbage") {
+    const char text[] = "this is not JSON\n";
+    (void)!write(result_fd, text, sizeof(text) - 1);
+    _exit(0);
+  }
+  if (fault == "silent") _exit(0);
+  if (fault == "hang") {
+    for (;;) pause();
+  }
+}
+
 }  // namespace
 
 double cpu_probe_seconds() {
@@ -213,8 +234,11 @@ TrialResult run_trial(const TrialSpec& spec) {
   bool grads_defined_after_zero = false;
   bool read_back_zeroing = false;  // set for the step whose zeroing is read back
 
+  // The test-only "slow" fault: a known slowdown of every step, for the regression tests.
+  const bool slow = spec.settings.value(knobs::kFaultSetting, "") == "slow";
   // One iteration of the measured work.
   auto step = [&]() -> torch::Tensor {
+    if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (!train) {
       std::optional<torch::NoGradGuard> guard;
       std::optional<c10::InferenceMode> inference;
@@ -349,7 +373,9 @@ int main_worker() {
   int code = 0;
   try {
     const std::string input(std::istreambuf_iterator<char>(std::cin), {});
-    result = run_trial(trial_spec_from_json(json::parse(input)));
+    const TrialSpec spec = trial_spec_from_json(json::parse(input));
+    fail_on_purpose(spec, result_fd);
+    result = run_trial(spec);
   } catch (const std::exception& e) {
     result.status = "failed";
     result.error = std::string("worker: ") + e.what();
