@@ -124,9 +124,7 @@ int show_command(const std::string& db_path, const std::string& which, bool as_j
 }
 
 int list_command(const std::string& suites_dir) {
-  knobs::HostCaps host = knobs::probe_host();
-  host.cuda = device::cuda_unavailable_reason().empty();
-  host.cuda_reason = device::cuda_unavailable_reason();
+  const knobs::HostCaps host = host::capabilities();
   fmt::print("Built against {}. Host: {} cores, {} NUMA node(s).\n\n", device::build_summary(),
              host.cores, host.numa_nodes);
   fmt::print("{:<20} {:<5} {:<16} {}\n", "knob", "where", "here", "change / why not");

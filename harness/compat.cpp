@@ -111,4 +111,44 @@ std::string fused_adamw_unavailable_reason(c10::DeviceType device) {
 #endif
 }
 
+FusedAdamW::FusedAdamW(std::vector<at::Tensor> params, double lr, double beta1, double beta2,
+                       double eps, double weight_decay)
+    : params_(std::move(params)),
+      lr_(lr),
+      beta1_(beta1),
+      beta2_(beta2),
+      eps_(eps),
+      weight_decay_(weight_decay) {
+  const c10::DeviceType device =
+      params_.empty() ? c10::DeviceType::CPU : params_.front().device().type();
+  const std::string why = fused_adamw_unavailable_reason(device);
+  if (!why.empty()) throw std::runtime_error("fused AdamW: " + why);
+  for (const auto& p : params_) {
+    exp_avg_.push_back(at::zeros_like(p));
+    exp_avg_sq_.push_back(at::zeros_like(p));
+    steps_.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
+  }
+}
+
+void FusedAdamW::step() {
+#if TUNEBENCH_TORCH_AT_LEAST(2, 0)
+  std::vector<at::Tensor> params, grads, exp_avg, exp_avg_sq, steps;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!params_[i].grad().defined()) continue;
+    params.push_back(params_[i]);
+    grads.push_back(params_[i].grad());
+    exp_avg.push_back(exp_avg_[i]);
+    exp_avg_sq.push_back(exp_avg_sq_[i]);
+    steps.push_back(steps_[i]);
+  }
+  if (params.empty()) return;
+  at::NoGradGuard no_grad;
+  at::_foreach_add_(steps, 1);  // the kernel reads the step count; Python's AdamW adds it first
+  at::_fused_adamw_(params, grads, exp_avg, exp_avg_sq, /*max_exp_avg_sqs=*/{}, steps, lr_, beta1_,
+                    beta2_, weight_decay_, eps_, /*amsgrad=*/false, /*maximize=*/false);
+#else
+  throw std::runtime_error("fused AdamW: " + fused_adamw_unavailable_reason(c10::DeviceType::CPU));
+#endif
+}
+
 }  // namespace tunebench::compat

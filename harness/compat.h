@@ -14,6 +14,7 @@
 #include <c10/util/Optional.h>
 
 #include <string>
+#include <vector>
 
 namespace tunebench::compat {
 
@@ -48,5 +49,19 @@ c10::ScalarType autocast_dtype(c10::DeviceType device);
 // Empty when this LibTorch has a fused AdamW kernel for the device; otherwise the reason why
 // not, fit to be shown to a user as "not applicable: <reason>".
 std::string fused_adamw_unavailable_reason(c10::DeviceType device);
+
+// AdamW (decoupled weight decay) over all parameters in one fused kernel call per step, with the
+// same hyper-parameters and arithmetic as torch::optim::AdamW. The constructor throws
+// std::runtime_error with fused_adamw_unavailable_reason() where the kernel does not exist.
+class FusedAdamW {
+ public:
+  FusedAdamW(std::vector<at::Tensor> params, double lr, double beta1, double beta2, double eps,
+             double weight_decay);
+  void step();  // parameters without a gradient are skipped, as torch::optim does
+
+ private:
+  std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_, steps_;
+  double lr_, beta1_, beta2_, eps_, weight_decay_;
+};
 
 }  // namespace tunebench::compat

@@ -152,6 +152,15 @@ HostState host_state() {
   return state;
 }
 
+knobs::HostCaps capabilities() {
+  knobs::HostCaps caps = knobs::probe_host();
+  caps.cuda_reason = device::cuda_unavailable_reason();
+  caps.cuda = caps.cuda_reason.empty();
+  const std::string fused = compat::fused_adamw_unavailable_reason(c10::DeviceType::CPU);
+  if (!fused.empty()) caps.unsupported["fused_adamw"] = fused;
+  return caps;
+}
+
 std::string git_revision() {
   const std::string git = std::string(TUNEBENCH_SOURCE_DIR) + "/.git";
   std::string head = first_line(git + "/HEAD");

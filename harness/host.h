@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/knobs.h"
+
 namespace tunebench::host {
 
 nlohmann::json host_fingerprint();
@@ -19,6 +21,10 @@ struct HostState {
   std::vector<std::string> warnings;  // why the host is not quiet; empty when it is
 };
 HostState host_state();
+
+// What decides which knobs apply here: cores and NUMA nodes, a usable CUDA device, and the knobs
+// this build's LibTorch lacks (with the reasons).
+knobs::HostCaps capabilities();
 
 // The git revision of the source tree this binary was built from, "unknown" outside git.
 std::string git_revision();

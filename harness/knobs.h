@@ -54,7 +54,10 @@ struct HostCaps {
   int numa_nodes = 1;
   bool cuda = false;
   std::string cuda_reason;  // why not, when !cuda
+  // Knobs this build's LibTorch lacks, with the reason (e.g. fused_adamw on 1.13).
+  std::map<std::string, std::string> unsupported;
 };
+// Cores and NUMA nodes only; host::capabilities() adds what LibTorch and the devices offer.
 HostCaps probe_host();
 
 // Empty when the knob applies to this model and mode on this host; otherwise why not.

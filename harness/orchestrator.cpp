@@ -290,7 +290,7 @@ int execute(storage::Database& db, const std::string& run_uuid,
 // `tunebench run --resume RUN`: the stored suite is expanded again (same order, same seeds) and
 // only the trials the database does not hold yet are run.
 int resume(const RunOptions& options) {
-  const knobs::HostCaps caps = knobs::probe_host();
+  const knobs::HostCaps caps = host::capabilities();
   std::unique_ptr<storage::Database> db;
   std::string uuid;
   storage::Database::StoredRun stored;
@@ -342,7 +342,7 @@ int resume(const RunOptions& options) {
 
 int run(const RunOptions& options) {
   if (!options.resume.empty()) return resume(options);
-  const knobs::HostCaps caps = knobs::probe_host();
+  const knobs::HostCaps caps = host::capabilities();
   suite::Suite suite;
   std::vector<TrialSpec> trials;
   try {

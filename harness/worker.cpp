@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/compat.h"
 #include "harness/device.h"
 #include "harness/knobs.h"
 #include "models/common.h"
@@ -219,7 +220,32 @@ TrialResult run_trial(const TrialSpec& spec) {
         first_conv_weight(module).is_contiguous(at::MemoryFormat::ChannelsLast);
   }
 
-  torch::optim::SGD optimizer(module.parameters(), torch::optim::SGDOptions(1e-3).momentum(0.9));
+  // The optimizer: SGD with momentum, or for fused_adamw per-parameter AdamW (OFF) against one
+  // fused AdamW kernel (ON) with the same hyper-parameters.
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<compat::FusedAdamW> fused_adamw;
+  std::string optimizer_name = "sgd";
+  if (spec.settings.contains("fused_adamw") && train) {
+    if (setting(spec, "fused_adamw")) {
+      fused_adamw =
+          std::make_unique<compat::FusedAdamW>(module.parameters(), 1e-3, 0.9, 0.999, 1e-8, 1e-2);
+      optimizer_name = "adamw_fused";
+    } else {
+      optimizer = std::make_unique<torch::optim::AdamW>(
+          module.parameters(),
+          torch::optim::AdamWOptions(1e-3).betas({0.9, 0.999}).eps(1e-8).weight_decay(1e-2));
+      optimizer_name = "adamw";
+    }
+  } else {
+    optimizer = std::make_unique<torch::optim::SGD>(module.parameters(),
+                                                    torch::optim::SGDOptions(1e-3).momentum(0.9));
+  }
+  // amp: bf16 autocast on the CPU around forward and loss.
+  const bool amp = setting(spec, "amp");
+  bool autocast_in_step = false;
+  auto enter_autocast = [&](std::optional<compat::AutocastGuard>& guard) {
+    if (amp) guard.emplace(c10::DeviceType::CPU, torch::kBFloat16);
+  };
   const bool set_to_none = setting(spec, "zero_grad_none");
   const bool no_grad = setting(spec, "no_grad");
   // inference_mode's OFF arm is no-grad (the catalog: no-grad → inference mode).
@@ -244,6 +270,9 @@ TrialResult run_trial(const TrialSpec& spec) {
       std::optional<c10::InferenceMode> inference;
       if (no_grad || no_grad_for_inference) guard.emplace();
       if (inference_mode) inference.emplace();
+      std::optional<compat::AutocastGuard> cast;
+      enter_autocast(cast);
+      autocast_in_step = compat::autocast_enabled(c10::DeviceType::CPU);
       grad_mode_in_step = torch::GradMode::is_enabled();
       inference_mode_in_step = c10::InferenceMode::is_enabled();
       return model->forward(batch);
@@ -265,9 +294,19 @@ TrialResult run_trial(const TrialSpec& spec) {
     }
     grad_mode_in_step = torch::GradMode::is_enabled();
     anomaly_mode_in_step = torch::autograd::AnomalyMode::is_enabled();
-    auto loss = model->loss(batch);
+    torch::Tensor loss;
+    {
+      std::optional<compat::AutocastGuard> cast;
+      enter_autocast(cast);
+      autocast_in_step = compat::autocast_enabled(c10::DeviceType::CPU);
+      loss = model->loss(batch);
+    }
     loss.backward();
-    optimizer.step();
+    if (fused_adamw) {
+      fused_adamw->step();
+    } else {
+      optimizer->step();
+    }
     return loss;
   };
 
@@ -275,12 +314,20 @@ TrialResult run_trial(const TrialSpec& spec) {
   // |output|. Training: the loss after one step from the seeded weights.
   if (train) {
     step();
-    result.check_value = model->loss(batch).item<double>();
+    {
+      std::optional<compat::AutocastGuard> cast;
+      enter_autocast(cast);
+      result.check_value = model->loss(batch).item<double>();
+    }
     read_back_zeroing = true;  // the next step zeroes the gradients the guard step left
     step();
   } else {
     torch::NoGradGuard guard;
-    result.check_value = model->forward(batch).to(torch::kDouble).abs().mean().item<double>();
+    std::optional<compat::AutocastGuard> cast;
+    enter_autocast(cast);
+    const auto output = model->forward(batch);
+    evidence["output_dtype"] = std::string(c10::toString(output.scalar_type()));
+    result.check_value = output.to(torch::kDouble).abs().mean().item<double>();
   }
 
   for (int i = 0; i < spec.warmup; ++i) step();
@@ -335,6 +382,8 @@ TrialResult run_trial(const TrialSpec& spec) {
   evidence["numa_policy"] = numa_policy();
   evidence["grad_mode_in_step"] = grad_mode_in_step;
   evidence["model"] = model->describe();
+  evidence["autocast_in_step"] = autocast_in_step;
+  if (train) evidence["optimizer"] = optimizer_name;
   if (!train) evidence["inference_mode_in_step"] = inference_mode_in_step;
   if (train) evidence["anomaly_mode_in_step"] = anomaly_mode_in_step;
   if (train) evidence["grads_defined_after_zero"] = grads_defined_after_zero;

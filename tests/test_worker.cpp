@@ -3,8 +3,11 @@
 // is checked against the setting.
 #include <gtest/gtest.h>
 
+#include "harness/compat.h"
+#include "harness/host.h"
 #include "harness/knobs.h"
 #include "harness/orchestrator.h"
+#include "harness/suite.h"
 #include "harness/worker.h"
 #include "models/registry.h"
 
@@ -182,6 +185,46 @@ TEST(KnobEvidence, MallocTunablesReachTheWorker) {
   const auto r = run_worker(tiny_trial("resnet50", Mode::train, {{"malloc_tunables", true}}));
   EXPECT_EQ(r.evidence["env"]["MALLOC_MMAP_MAX_"], "0");
   EXPECT_TRUE(knobs::check_evidence({{"malloc_tunables", true}}, Mode::train, r.evidence).empty());
+}
+
+}  // namespace
+}  // namespace tunebench
+
+namespace tunebench {
+namespace {
+
+TEST(KnobEvidence, AmpRunsTheStepUnderBf16AutocastAndKeepsTheFunctionClose) {
+  const auto off = worker::run_trial(tiny_trial("resnet50", Mode::infer, {{"amp", false}}));
+  const auto on = worker::run_trial(tiny_trial("resnet50", Mode::infer, {{"amp", true}}));
+  EXPECT_EQ(off.evidence["autocast_in_step"], false);
+  EXPECT_EQ(off.evidence["output_dtype"], "Float");
+  EXPECT_EQ(on.evidence["autocast_in_step"], true);
+  EXPECT_EQ(on.evidence["output_dtype"], "BFloat16");
+  EXPECT_NEAR(on.check_value / off.check_value, 1.0, knobs::guard_tolerance("amp"));
+  EXPECT_NE(on.check_value, off.check_value);  // bf16 really computed something else
+  const auto train = worker::run_trial(tiny_trial("gpt", Mode::train, {{"amp", true}}));
+  EXPECT_TRUE(knobs::check_evidence({{"amp", true}}, Mode::train, train.evidence).empty());
+}
+
+TEST(KnobEvidence, FusedAdamWIsNotApplicableWhereTheBuildLacksItAndMatchesAdamWWhereItHasIt) {
+  const std::string why = compat::fused_adamw_unavailable_reason(c10::DeviceType::CPU);
+  const knobs::HostCaps caps = host::capabilities();
+  const suite::Suite s = suite::parse(
+      R"({"name": "t", "experiments": [{"knob": "fused_adamw", "model": "gpt", "preset": "tiny",
+                                        "mode": "train"}]})",
+      "t.json", caps);
+  if (!why.empty()) {
+    EXPECT_EQ(s.experiments[0].not_applicable, "fused_adamw: " + why);
+    EXPECT_NE(why.find(compat::torch_version()), std::string::npos);
+    return;
+  }
+  EXPECT_EQ(s.experiments[0].not_applicable, "");
+  const auto off = worker::run_trial(tiny_trial("gpt", Mode::train, {{"fused_adamw", false}}));
+  const auto on = worker::run_trial(tiny_trial("gpt", Mode::train, {{"fused_adamw", true}}));
+  EXPECT_EQ(off.evidence["optimizer"], "adamw");
+  EXPECT_EQ(on.evidence["optimizer"], "adamw_fused");
+  // The same update: the loss after one step agrees to float rounding.
+  EXPECT_NEAR(on.check_value / off.check_value, 1.0, 1e-5);
 }
 
 }  // namespace
