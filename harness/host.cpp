@@ -127,14 +127,19 @@ HostState host_state() {
   state.facts["other_running_processes"] = others;
   const std::string governor = first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   state.facts["cpu_governor"] = governor;
-  if (governor.empty())
+  if (governor.empty()) {
     state.facts["cpu_governor"] = "unavailable (no cpufreq: a virtual machine?)";
-  std::string boost = first_line("/sys/devices/system/cpu/cpufreq/boost");
-  if (boost.empty()) {
-    const std::string no_turbo = first_line("/sys/devices/system/cpu/intel_pstate/no_turbo");
-    boost = no_turbo.empty() ? "" : (no_turbo == "1" ? "0" : "1");
   }
-  state.facts["turbo"] = boost.empty() ? "unavailable" : (boost == "1" ? "on" : "off");
+  // Turbo/boost: the cpufreq "boost" switch, or intel_pstate's inverse "no_turbo".
+  const std::string boost = first_line("/sys/devices/system/cpu/cpufreq/boost");
+  const std::string no_turbo = first_line("/sys/devices/system/cpu/intel_pstate/no_turbo");
+  if (boost == "1" || no_turbo == "0") {
+    state.facts["turbo"] = "on";
+  } else if (boost == "0" || no_turbo == "1") {
+    state.facts["turbo"] = "off";
+  } else {
+    state.facts["turbo"] = "unavailable";
+  }
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (load1 > 0.5 * double(cores)) {
     state.warnings.push_back(
