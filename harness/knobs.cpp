@@ -173,9 +173,10 @@ std::vector<Knob> make_catalog() {
   k_malloc_tunables.phase = Phase::process_start;
   k_malloc_tunables.implemented = true;
   k_malloc_tunables.memory_effect = true;
-  add(entry("numa_bind", host, "unbound → numactl --cpunodebind=N --membind=N", "cpu",
-            "avoid cross-socket traffic (000)"))
-      .phase = Phase::process_start;
+  Knob& numa = add(entry("numa_bind", host, "unbound → numactl --cpunodebind=0 --membind=0", "cpu",
+                         "avoid cross-socket traffic (000)"));
+  numa.implemented = true;
+  numa.phase = Phase::process_start;
   add(entry("multi_instance", host, "one process with all cores → one instance per core group",
             "cpu", "raises throughput (000)"))
       .modes = {Mode::infer};
@@ -219,6 +220,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 const char* kLlvmOpenMp = "/usr/lib/x86_64-linux-gnu/libomp.so.5";
+const char* kNumactl = "/usr/bin/numactl";
 const std::vector<std::string> kAllocators{"glibc", "jemalloc", "jemalloc_nodecay", "tcmalloc"};
 
 // What the built model must show for a build-time switch; empty when it does.
@@ -307,6 +309,9 @@ std::string not_applicable_reason(const Knob& knob, const std::string& model, Mo
   if (knob.where == "cuda" && !host.cuda) return "needs a CUDA device: " + host.cuda_reason;
   if (auto it = host.unsupported.find(knob.id); it != host.unsupported.end()) return it->second;
   if (knob.id == "omp_threads" && host.cores < 2) return "this host has 1 core: nothing to sweep";
+  if (knob.id == "numa_bind" && !std::filesystem::exists(kNumactl)) {
+    return "numactl is not installed (Debian package numactl)";
+  }
   if (knob.id == "omp_runtime" && !std::filesystem::exists(kLlvmOpenMp)) {
     return "LLVM libomp is not installed (libomp5-14)";
   }
@@ -370,6 +375,10 @@ ProcessSetup process_setup(const json& settings) {
     setup.preload.push_back(kLlvmOpenMp);
     setup.env["KMP_AFFINITY"] = "granularity=fine,compact,1,0";
     setup.env["KMP_BLOCKTIME"] = "1";
+  }
+  if (settings.value("numa_bind", false) == true) {
+    // Node 0 on every host: on a one-node host this binds to the only node (the report says so).
+    setup.launcher = {kNumactl, "--cpunodebind=0", "--membind=0"};
   }
   if (settings.value("malloc_tunables", false) == true) {
     // Keep freed memory in the process: no mmap for large blocks (each would be unmapped on free
@@ -471,6 +480,12 @@ std::vector<std::string> check_evidence(const json& settings, Mode mode, const j
     } else if (const Knob* k = find(id); k && !k->model_option.empty()) {
       if (auto why = check_model(id, value.get<bool>(), says("model")); !why.empty()) {
         wrong.push_back(why);
+      }
+    } else if (id == "numa_bind") {
+      const bool bound = says("numa_policy") == "bind";
+      if (bound != value.get<bool>()) {
+        wrong.push_back(fmt::format("numa_bind={} but the worker's NUMA memory policy was {}",
+                                    value.dump(), says("numa_policy").dump()));
       }
     } else if (id == "amp") {
       if (says("autocast_in_step") != value) {

@@ -75,7 +75,8 @@ nlohmann::json base_settings(const HostCaps& host);
 // The environment and preloads of the process-start settings (omp_threads, allocator).
 struct ProcessSetup {
   std::map<std::string, std::string> env;
-  std::vector<std::string> preload;  // absolute library paths for LD_PRELOAD
+  std::vector<std::string> preload;   // absolute library paths for LD_PRELOAD
+  std::vector<std::string> launcher;  // a program the worker runs under (numactl), absolute path
 };
 ProcessSetup process_setup(const nlohmann::json& settings);
 

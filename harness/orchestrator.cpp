@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <set>
@@ -100,6 +101,40 @@ TrialResult interpret(const WorkerOutcome& w, const TrialSpec& spec) {
   if (w.exit_code != 0 && r.status == "ok")
     return failed(fmt::format("worker exited with code {}", w.exit_code));
   return r;
+}
+
+// Bytes of memory the kernel says can be had now without swapping (MemAvailable).
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+// Empty when every experiment's estimated memory fits in what is available; otherwise the
+// message that refuses the run before anything starts.
+std::string memory_refusal(const std::vector<TrialSpec>& trials) {
+  const double available = available_memory_bytes();
+  if (available <= 0) return "";
+  std::set<std::string> seen;
+  for (const auto& t : trials) {
+    if (!seen.insert(t.experiment).second) continue;
+    const double need = models::estimate_trial_bytes(t.model, t.batch, t.mode == Mode::train);
+    if (need > available) {
+      return fmt::format(
+          "experiment {} ({}/{} {}, batch {}) needs an estimated {:.1f} GiB (weights, gradients "
+          "and "
+          "optimizer state, activations, LibTorch), more than the {:.1f} GiB available now: lower "
+          "the batch or use a smaller preset",
+          t.experiment, t.model.model, t.model.preset, to_string(t.mode), t.batch, need / (1 << 30),
+          available / (1 << 30));
+    }
+  }
+  return "";
 }
 
 volatile sig_atomic_t g_interrupted = 0;
@@ -212,6 +247,12 @@ int execute(storage::Database& db, const std::string& run_uuid,
   signal(SIGPIPE, SIG_IGN);
 
   const std::string& exe = options.worker_executable;
+  std::string resolved_exe = exe;
+  if (exe == "/proc/self/exe") {
+    char path[4096];
+    const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    if (n > 0) resolved_exe.assign(path, size_t(n));
+  }
   const auto start = Clock::now();
   for (size_t i = 0; i < trials.size() && !g_interrupted; ++i) {
     const TrialSpec& t = trials[i];
@@ -224,8 +265,12 @@ int execute(storage::Database& db, const std::string& run_uuid,
                 << std::flush;
     }
     const auto setup = knobs::process_setup(t.settings);
-    const WorkerOutcome w = spawn({exe, "worker"}, worker_environment(setup), to_json(t).dump(),
-                                  t.timeout_s, &g_interrupted);
+    // Under a launcher (numactl) /proc/self/exe would name the launcher: give it the real path.
+    std::vector<std::string> argv = setup.launcher;
+    argv.push_back(setup.launcher.empty() ? exe : resolved_exe);
+    argv.push_back("worker");
+    const WorkerOutcome w =
+        spawn(argv, worker_environment(setup), to_json(t).dump(), t.timeout_s, &g_interrupted);
     // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
     // marked interrupted with every finished trial kept.
     if (w.interrupted) break;
@@ -350,6 +395,11 @@ int run(const RunOptions& options) {
     trials = suite::expand(suite, options.filter, caps);
   } catch (const suite::SuiteError& e) {
     std::cerr << "tunebench: error: " << e.what() << "\nNothing was run or written.\n";
+    return 2;
+  }
+  if (const std::string refusal = memory_refusal(trials); !refusal.empty()) {
+    std::cerr << "tunebench: error: " << options.suite_path << ": " << refusal
+              << ".\nNothing was run or written.\n";
     return 2;
   }
   std::unique_ptr<storage::Database> db;

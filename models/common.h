@@ -28,7 +28,10 @@ struct Batch {
 struct ModelStats {
   int64_t parameters = 0;
   double forward_flops = 0;  // per sample, convention above
-  std::string input_shape;   // per sample, e.g. "3x224x224" or "1024 tokens"
+  // Elements of the main layers' outputs per sample in a forward pass (conv/linear/attention
+  // outputs): the basis of the memory estimate that refuses trials that cannot fit.
+  double activation_elements = 0;
+  std::string input_shape;  // per sample, e.g. "3x224x224" or "1024 tokens"
 };
 
 class BenchModel {

@@ -133,6 +133,7 @@ ModelStats dlrm_stats(const DlrmConfig& cfg) {
     for (int64_t w : widths) {
       stats.parameters += in * w + w;
       stats.forward_flops += 2.0 * in * w;
+      stats.activation_elements += w;
       in = w;
     }
   };
@@ -144,6 +145,7 @@ ModelStats dlrm_stats(const DlrmConfig& cfg) {
     stats.forward_flops += double(cfg.pooling - 1) * d;  // additions of the bag sum
   }
   stats.forward_flops += 2.0 * F * F * d;  // T Tᵀ, all F×F entries as computed
+  stats.activation_elements += double(F) * d + double(F) * F;
   add_mlp(cfg.interaction_dim(), cfg.top_mlp);
   stats.input_shape = std::to_string(cfg.dense_features) + " dense + " +
                       std::to_string(cfg.table_rows.size()) + "x" + std::to_string(cfg.pooling) +

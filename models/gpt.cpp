@@ -176,6 +176,10 @@ ModelStats gpt_stats(const GptConfig& cfg) {
   stats.parameters = V * C + cfg.block_size * C + cfg.n_layer * per_layer + layer_norm;
   const double linear_macs_per_token = 3.0 * C * C + C * C + 8.0 * C * C;
   const double attention_macs = 2.0 * T * T * C;  // q kᵀ and (att) v, full T×T as computed
+  // Per token and layer: LayerNorms, q k v, attention output and projection, MLP in and out
+  // (16C), plus the attention scores and probabilities (2·H·T); logits per token.
+  stats.activation_elements =
+      double(T) * (cfg.n_layer * (16.0 * C + 2.0 * cfg.n_head * T) + 2.0 * V);
   stats.forward_flops =
       2.0 * (cfg.n_layer * (T * linear_macs_per_token + attention_macs) + double(T) * C * V);
   stats.input_shape = std::to_string(T) + " tokens";

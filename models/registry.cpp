@@ -222,6 +222,7 @@ PresetSummary summarize_family(const Family<Config>& family, const ModelSpec& sp
   s.forward_flops = stats.forward_flops;
   s.input_shape = stats.input_shape;
   s.weight_bytes = stats.parameters * static_cast<int64_t>(sizeof(float));
+  s.activation_bytes = stats.activation_elements * sizeof(float);
   s.config = family.to_json(config);
   if constexpr (std::is_same_v<Config, DlrmConfig>) {
     int64_t rows = 0;
@@ -283,6 +284,13 @@ json to_json(const PresetSummary& s) {
           {"weight_bytes", s.weight_bytes},
           {"note", s.note},
           {"config", s.config}};
+}
+
+double estimate_trial_bytes(const ModelSpec& spec, int64_t batch, bool train) {
+  constexpr double kLibTorch = 512.0 * (1 << 20);  // LibTorch, allocator caches, the batch itself
+  const PresetSummary s = summarize(spec);
+  return kLibTorch + double(s.weight_bytes) * (train ? 4 : 1) +
+         s.activation_bytes * double(batch) * (train ? 3 : 1);
 }
 
 std::unique_ptr<BenchModel> build_model(const ModelSpec& spec, uint64_t seed) {

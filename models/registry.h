@@ -30,6 +30,7 @@ struct PresetSummary {
   double forward_flops = 0;          // per sample; convention in models/common.h
   std::string input_shape;           // per sample
   int64_t weight_bytes = 0;          // fp32 parameters
+  double activation_bytes = 0;       // fp32 main-layer outputs of one forward, per sample
   std::string note;                  // e.g. the row cap that applies
   nlohmann::json config;             // the full configuration, options applied
 };
@@ -47,6 +48,11 @@ std::vector<std::string> preset_names(const std::string& model);  // throws Inva
 PresetSummary summarize(const ModelSpec& spec);  // throws InvalidSpec
 std::vector<PresetSummary> summarize_all();      // every model and preset, no options
 nlohmann::json to_json(const PresetSummary& summary);
+
+// A rough upper estimate of a trial's resident memory in bytes: LibTorch itself, the weights
+// (×4 when training: gradients and optimizer state), and the activations of the batch (×3 when
+// training: autograd keeps the inputs of most layers). Used to refuse trials that cannot fit.
+double estimate_trial_bytes(const ModelSpec& spec, int64_t batch, bool train);
 
 // Builds the model with its weights drawn from `seed` (the same seed gives identical weights).
 std::unique_ptr<BenchModel> build_model(const ModelSpec& spec, uint64_t seed);

@@ -130,6 +130,7 @@ ModelStats resnet_stats(const ResNetConfig& cfg) {
   auto add_conv = [&](int64_t in, int64_t out, int64_t kernel, int64_t out_size) {
     stats.parameters += in * out * kernel * kernel + (cfg.conv_bias ? out : 0) + 2 * out;
     stats.forward_flops += 2.0 * in * out * kernel * kernel * out_size * out_size;
+    stats.activation_elements += double(out) * out_size * out_size;
   };
   size = conv_out(size, 7, 2);
   add_conv(3, cfg.width, 7, size);

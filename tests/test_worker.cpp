@@ -39,7 +39,10 @@ TrialResult run_worker(const TrialSpec& t,
   for (const auto& [k, v] : setup.env) env[k] = v;
   if (!setup.preload.empty()) env["LD_PRELOAD"] = setup.preload.front();
   for (const auto& [k, v] : extra_env) env[k] = v;
-  const auto w = orchestrator::spawn({TUNEBENCH_BINARY, "worker"}, env, to_json(t).dump(), 120);
+  std::vector<std::string> argv = setup.launcher;
+  argv.push_back(TUNEBENCH_BINARY);
+  argv.push_back("worker");
+  const auto w = orchestrator::spawn(argv, env, to_json(t).dump(), 120);
   EXPECT_EQ(w.exit_code, 0) << w.err_tail;
   auto r = trial_result_from_json(nlohmann::json::parse(w.out));
   EXPECT_EQ(r.status, "ok") << r.error;
@@ -225,6 +228,22 @@ TEST(KnobEvidence, FusedAdamWIsNotApplicableWhereTheBuildLacksItAndMatchesAdamWW
   EXPECT_EQ(on.evidence["optimizer"], "adamw_fused");
   // The same update: the loss after one step agrees to float rounding.
   EXPECT_NEAR(on.check_value / off.check_value, 1.0, 1e-5);
+}
+
+}  // namespace
+}  // namespace tunebench
+
+namespace tunebench {
+namespace {
+
+TEST(KnobEvidence, NumaBindRunsTheWorkerUnderNumactlWithABindPolicy) {
+  const auto off = run_worker(tiny_trial("gpt", Mode::infer, {{"numa_bind", false}}));
+  const auto on = run_worker(tiny_trial("gpt", Mode::infer, {{"numa_bind", true}}));
+  EXPECT_EQ(off.evidence["numa_policy"], "default");
+  EXPECT_EQ(on.evidence["numa_policy"], "bind");
+  EXPECT_EQ(on.evidence["mems_allowed"], "0");
+  EXPECT_TRUE(knobs::check_evidence({{"numa_bind", true}}, Mode::infer, on.evidence).empty());
+  EXPECT_FALSE(knobs::check_evidence({{"numa_bind", true}}, Mode::infer, off.evidence).empty());
 }
 
 }  // namespace
