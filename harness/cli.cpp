@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "harness/analysis.h"
+#include "harness/check.h"
 #include "harness/device.h"
 #include "harness/export.h"
 #include "harness/host.h"
@@ -301,6 +302,29 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   export_cmd->add_option("-o,--output", export_out, "write to this file instead of stdout");
 
+  check::Options check_options;
+  std::string check_db = "results/tunebench.sqlite", check_format = "table";
+  double check_threshold_pct = 5;
+  auto* check_cmd = app.add_subcommand(
+      "check",
+      "Check a run for regressions against a baseline window of earlier runs of the same suite "
+      "on the same host and software; exit 0 none, 1 regression, 2 usage or data error");
+  check_cmd->add_option("--db", check_db, "results database")->capture_default_str();
+  check_cmd->add_option("--run", check_options.run, "run uuid (or a unique prefix) or 'latest'")
+      ->capture_default_str();
+  check_cmd->add_option("--baseline", check_options.baseline, "last:N, run:ID or label:X")
+      ->capture_default_str();
+  check_cmd
+      ->add_option("--threshold", check_threshold_pct,
+                   "smallest slowdown in per cent that counts as a regression")
+      ->capture_default_str();
+  check_cmd->add_flag(
+      "--across-software", check_options.across_software,
+      "compare with runs of other software too (did upgrading LibTorch slow us down?)");
+  check_cmd->add_option("--format", check_format, "table, md, json or junit")
+      ->check(CLI::IsMember({"table", "md", "json", "junit"}))
+      ->capture_default_str();
+
   std::string report_db = "results/tunebench.sqlite", report_out = "reports/out",
               report_run = "latest", report_prices;
   std::vector<std::string> report_hosts;
@@ -344,6 +368,18 @@ int run(int argc, char** argv) {
     if (env_cmd->parsed()) return env_command(env_json);
     if (export_cmd->parsed())
       return export_command(export_db, export_run, export_format, export_out);
+    if (check_cmd->parsed()) {
+      check_options.threshold = check_threshold_pct / 100.0;
+      const auto db = open_existing(check_db);
+      try {
+        const auto report = check::check(db, check_options);
+        std::cout << check::format(report, check_format);
+        return report.regressed() ? 1 : 0;
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "tunebench: error: " << e.what() << "\n";
+        return kExitBadInput;
+      }
+    }
     if (report_cmd->parsed()) {
       std::vector<std::string> args{"--db", report_db, "--out", report_out, "--run", report_run};
       if (!report_hosts.empty()) {
