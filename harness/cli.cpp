@@ -55,22 +55,13 @@ std::string bytes(int64_t n) {
   return fmt::format("{:.1f} KiB", n / 1024.0);
 }
 
-std::string grouped(int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 void print_table(const std::vector<models::PresetSummary>& rows) {
   fmt::print("{:<9} {:<7} {:>13} {:>13} {:<24} {:>10}  {}\n", "model", "preset", "parameters",
              "FLOP/sample", "input/sample", "weights", "notes");
   for (const auto& r : rows) {
     fmt::print("{:<9} {:<7} {:>13} {:>13} {:<24} {:>10}  {}\n", r.model, r.preset,
-               grouped(r.parameters), si(r.forward_flops), r.input_shape, bytes(r.weight_bytes),
-               r.note.empty() ? r.description : r.note);
+               models::with_commas(r.parameters), si(r.forward_flops), r.input_shape,
+               bytes(r.weight_bytes), r.note.empty() ? r.description : r.note);
   }
   fmt::print(
       "\nFLOP/sample: forward, 2 x multiply-accumulates of convolutions, linear layers and "

@@ -125,6 +125,16 @@ Verdict verdict_of_interval(double lo, double hi, const EffectOptions& options) 
   return Verdict::no_effect;
 }
 
+// The percentile interval of bootstrap ratios, and the verdict it gives.
+void set_interval(Effect& result, std::vector<double> ratios, const EffectOptions& options) {
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = (1 - options.confidence) / 2;
+  result.lo = quantile_of_sorted(ratios, tail);
+  result.hi = quantile_of_sorted(ratios, 1 - tail);
+  result.resamples = options.resamples;
+  result.verdict = verdict_of_interval(result.lo, result.hi, options);
+}
+
 void validate(const EffectOptions& options) {
   if (!(options.confidence > 0 && options.confidence < 1)) {
     throw std::invalid_argument("confidence must lie in (0, 1), got " +
@@ -265,12 +275,7 @@ Effect effect(const Groups& off, const Groups& on, const EffectOptions& options)
     }
     ratios.push_back(on_median / off_median);
   }
-  std::sort(ratios.begin(), ratios.end());
-  const double tail = (1 - options.confidence) / 2;
-  result.lo = quantile_of_sorted(ratios, tail);
-  result.hi = quantile_of_sorted(ratios, 1 - tail);
-  result.resamples = options.resamples;
-  result.verdict = verdict_of_interval(result.lo, result.hi, options);
+  set_interval(result, std::move(ratios), options);
   if (!off_arm.has_spread() && !on_arm.has_spread()) {
     add_note(result.note, "no spread in either arm: the interval collapses to the ratio");
   }
@@ -313,12 +318,7 @@ Effect contrast(const std::vector<Groups>& arms, const std::vector<double>& weig
       medians[i] = resampled_median(collected[i], rng, buffer);
     ratios.push_back(combine(medians));
   }
-  std::sort(ratios.begin(), ratios.end());
-  const double tail = (1 - options.confidence) / 2;
-  result.lo = quantile_of_sorted(ratios, tail);
-  result.hi = quantile_of_sorted(ratios, 1 - tail);
-  result.resamples = options.resamples;
-  result.verdict = verdict_of_interval(result.lo, result.hi, options);
+  set_interval(result, std::move(ratios), options);
   bool one_process = true;
   for (const auto& arm : collected) one_process &= arm.processes.size() == 1;
   if (one_process)

@@ -198,15 +198,6 @@ const Family<DlrmConfig>& dlrm_family() {
   return family;
 }
 
-std::string with_commas(int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 template <class Config>
 PresetSummary summarize_family(const Family<Config>& family, const ModelSpec& spec) {
   const Config config = family.configure(spec);
@@ -244,6 +235,15 @@ PresetSummary summarize_family(const Family<Config>& family, const ModelSpec& sp
 }
 
 }  // namespace
+
+std::string with_commas(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
 
 std::vector<std::string> model_names() {
   return {resnet_family().name, gpt_family().name, dlrm_family().name};

@@ -42,6 +42,9 @@ class InvalidSpec : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// 25557032 → "25,557,032".
+std::string with_commas(int64_t n);
+
 std::vector<std::string> model_names();
 std::vector<std::string> preset_names(const std::string& model);  // throws InvalidSpec
 
