@@ -148,9 +148,46 @@ LEFT JOIN (
 ) c ON c.run_uuid = r.uuid;
 )sql";
 
+// Schema version 2 adds what `tunebench calibrate` and `tunebench check` learn: each benchmark's
+// noise floor on a host and software, and the findings of each check. Version-1 tables are
+// unchanged, so a version-1 file migrates by adding these.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE noise_floors (
+  host_id        TEXT NOT NULL REFERENCES hosts (id),
+  software_id    TEXT NOT NULL REFERENCES software (id),
+  suite_name     TEXT NOT NULL,
+  experiment     TEXT NOT NULL,
+  arm            TEXT NOT NULL,
+  runs           INTEGER NOT NULL,  -- A/A runs measured
+  run_uuids      TEXT NOT NULL,     -- JSON array of those runs
+  sigma_log      REAL NOT NULL,     -- standard deviation of ln(run median) across the runs
+  false_alarm    REAL NOT NULL,     -- one-sided false-alarm rate the floor is set for
+  power          REAL NOT NULL,     -- detection probability min_detectable is computed for
+  baseline_runs  INTEGER NOT NULL,  -- baseline window assumed by min_detectable
+  min_detectable REAL NOT NULL,     -- smallest slowdown detectable, as a fraction (0.05 = 5 %)
+  calibrated_at  TEXT NOT NULL,
+  PRIMARY KEY (host_id, software_id, suite_name, experiment, arm)
+);
+
+CREATE TABLE regressions (
+  id         INTEGER PRIMARY KEY,
+  run_uuid   TEXT NOT NULL REFERENCES runs (uuid) ON DELETE CASCADE,
+  experiment TEXT NOT NULL,
+  arm        TEXT NOT NULL,
+  kind       TEXT NOT NULL CHECK (kind IN ('regression', 'step change', 'stopped helping')),
+  ratio      REAL,           -- run / baseline (regression), after / before (step change)
+  lo         REAL,
+  hi         REAL,
+  detail     TEXT NOT NULL,  -- the finding in words, with its interval
+  baseline   TEXT NOT NULL,  -- JSON array of the baseline runs
+  threshold  REAL NOT NULL,
+  checked_at TEXT NOT NULL
+);
+CREATE INDEX regressions_run_uuid ON regressions (run_uuid);
+)sql";
+
 // migrations[i] takes a file from schema version i to i + 1; version 0 is a new, empty file.
-// Version 2 is one more entry here.
-constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1};
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2};
 
 constexpr const char* kRunStatuses[] = {"completed", "completed with failures", "interrupted",
                                         "failed"};
@@ -224,10 +261,108 @@ void check_header(const std::string& path) {
                        " is not an SQLite database (it does not start with \"SQLite format 3\"): "
                        "give another path, or move the file away");
   }
+  // The rest of the 100-byte header: page size (offset 16, 2 bytes; 1 means 65536), the change
+  // counter (24) and, valid when "version-valid-for" (92) equals it, the page count (28). A file
+  // shorter than its page count says has lost its end.
+  unsigned char rest[100 - 16] = {};
+  in.read(reinterpret_cast<char*>(rest), sizeof rest);
+  const auto size = fs::file_size(path, ec);
+  if (in.gcount() != sizeof rest || ec) {
+    throw StorageError(fmt::format(
+        "{} is truncated: {} bytes, shorter than SQLite's 100-byte header; restore it from a "
+        "backup or give another path",
+        path, ec ? 0 : size));
+  }
+  auto be32 = [&](size_t offset) {
+    offset -= 16;
+    return (uint32_t(rest[offset]) << 24) | (uint32_t(rest[offset + 1]) << 16) |
+           (uint32_t(rest[offset + 2]) << 8) | uint32_t(rest[offset + 3]);
+  };
+  const uint32_t raw_page = (uint32_t(rest[0]) << 8) | rest[1];
+  const uint64_t page_size = raw_page == 1 ? 65536 : raw_page;
+  const uint32_t pages = be32(28);
+  if (pages > 0 && be32(92) == be32(24) && uint64_t(pages) * page_size > size) {
+    throw StorageError(fmt::format(
+        "{} is truncated: its header says {} pages of {} bytes ({} bytes) but the file has {} "
+        "bytes; restore it from a backup (a migration leaves one beside it) or give another path",
+        path, pages, page_size, uint64_t(pages) * page_size, size));
+  }
 }
 
 StorageError unknown_run(const std::string& path, const std::string& uuid) {
   return StorageError(fmt::format("{}: no run {}", path, uuid));
+}
+
+// Binds a column read from one database as a parameter of a statement of another, keeping its
+// type (integers stay integers, NULL stays NULL).
+void bind_column(SQLite::Statement& st, int index, const SQLite::Column& column) {
+  switch (column.getType()) {
+    case SQLITE_INTEGER:
+      st.bind(index, column.getInt64());
+      break;
+    case SQLITE_FLOAT:
+      st.bind(index, column.getDouble());
+      break;
+    case SQLITE_TEXT:
+      st.bind(index, column.getString());
+      break;
+    case SQLITE_BLOB:
+      st.bind(index, column.getBlob(), column.getBytes());
+      break;
+    default:
+      st.bind(index);
+  }
+}
+
+// Inserts every row `select` yields through `insert`, column i as parameter i + 1; returns the
+// rows inserted (0 for a row INSERT OR IGNORE skipped).
+int copy_rows(SQLite::Statement& select, SQLite::Statement& insert) {
+  int inserted = 0;
+  while (select.executeStep()) {
+    for (int i = 0; i < select.getColumnCount(); ++i)
+      bind_column(insert, i + 1, select.getColumn(i));
+    inserted += insert.exec();
+    insert.reset();
+  }
+  return inserted;
+}
+
+std::string placeholders(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += i == 0 ? "?" : ", ?";
+  return out;
+}
+
+// The columns copied by merge_from, per table (trials without its id, which is renumbered).
+constexpr const char* kHostColumns =
+    "id, json, hostname, cpu_model, cores, sockets, numa_nodes, memory_bytes, gpu";
+constexpr int kHostColumnCount = 9;
+constexpr const char* kSoftwareColumns = "id, json, libtorch_version, cuda, git_revision";
+constexpr int kSoftwareColumnCount = 5;
+constexpr const char* kRunColumns =
+    "uuid, suite_name, suite_hash, suite_json, label, git_revision, command_line, started_at, "
+    "ended_at, status, host_id, software_id, host_state, host_quiet";
+constexpr int kRunColumnCount = 14;
+constexpr const char* kTrialColumns =
+    "run_uuid, experiment, knob, arm, settings, model, preset, model_options, mode, batch, "
+    "warmup, samples, iterations, timeout_s, process_index, sequence, seed, status, error, "
+    "probe_seconds, peak_rss_bytes, page_faults_per_iteration, device_peak_bytes, "
+    "items_per_second, check_value, evidence, worker_stderr";
+constexpr int kTrialColumnCount = 27;
+constexpr const char* kFloorColumns =
+    "host_id, software_id, suite_name, experiment, arm, runs, run_uuids, sigma_log, "
+    "false_alarm, power, baseline_runs, min_detectable, calibrated_at";
+constexpr int kFloorColumnCount = 13;
+constexpr const char* kFindingColumns =
+    "run_uuid, experiment, arm, kind, ratio, lo, hi, detail, baseline, threshold, checked_at";
+constexpr int kFindingColumnCount = 11;
+
+void bind_number_or_null(SQLite::Statement& st, int index, double value) {
+  if (std::isfinite(value)) {
+    st.bind(index, value);
+  } else {
+    st.bind(index);
+  }
 }
 
 }  // namespace
@@ -284,6 +419,21 @@ Database::Database(const std::string& path) : path_(path) {
     db_->exec("PRAGMA foreign_keys = ON");
   });
 
+  if (version > 0 && version < kSchemaVersion) {
+    // A copy of the file as it was, beside it, before anything changes: a consistent snapshot
+    // (VACUUM INTO reads through SQLite, WAL included), never over an earlier backup.
+    std::string backup = fmt::format("{}.schema-v{}.bak", path_, version);
+    for (int n = 1; fs::exists(backup); ++n) {
+      backup = fmt::format("{}.schema-v{}.{}.bak", path_, version, n);
+    }
+    guarded(path_, "cannot write the backup " + backup + " before migrating the schema", [&] {
+      SQLite::Statement vacuum(*db_, "VACUUM INTO ?");
+      vacuum.bind(1, backup);
+      vacuum.exec();
+    });
+    migrated_from_ = version;
+    backup_path_ = backup;
+  }
   if (version < kSchemaVersion) {
     guarded(path_, "cannot migrate the schema", [&] {
       SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
@@ -568,6 +718,278 @@ std::vector<Database::StoredTrial> Database::trials(const std::string& run_uuid)
     }
     return out;
   });
+}
+
+void Database::store_noise_floors(const std::string& reference_run,
+                                  const std::vector<NoiseFloor>& floors) {
+  guarded(path_, "cannot store the noise floors of run " + reference_run, [&] {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement ids(*db_, "SELECT host_id, software_id, suite_name FROM runs WHERE uuid = ?");
+    ids.bind(1, reference_run);
+    if (!ids.executeStep()) throw unknown_run(path_, reference_run);
+    const std::string host = ids.getColumn(0).getString(), software = ids.getColumn(1).getString(),
+                      suite = ids.getColumn(2).getString();
+    SQLite::Statement clear(
+        *db_, "DELETE FROM noise_floors WHERE host_id = ? AND software_id = ? AND suite_name = ?");
+    clear.bind(1, host);
+    clear.bind(2, software);
+    clear.bind(3, suite);
+    clear.exec();
+    SQLite::Statement insert(*db_, fmt::format("INSERT INTO noise_floors ({}) VALUES ({})",
+                                               kFloorColumns, placeholders(kFloorColumnCount)));
+    for (const auto& f : floors) {
+      if (!std::isfinite(f.sigma_log) || !std::isfinite(f.min_detectable)) {
+        throw StorageError(
+            fmt::format("{}: noise floor of {} {} is not a number", path_, f.experiment, f.arm));
+      }
+      insert.bind(1, host);
+      insert.bind(2, software);
+      insert.bind(3, suite);
+      insert.bind(4, f.experiment);
+      insert.bind(5, f.arm);
+      insert.bind(6, static_cast<int64_t>(f.run_uuids.size()));
+      insert.bind(7, dump(f.run_uuids));
+      insert.bind(8, f.sigma_log);
+      insert.bind(9, f.false_alarm);
+      insert.bind(10, f.power);
+      insert.bind(11, f.baseline_runs);
+      insert.bind(12, f.min_detectable);
+      insert.bind(13, f.calibrated_at);
+      insert.exec();
+      insert.reset();
+    }
+    transaction.commit();
+  });
+}
+
+std::vector<Database::NoiseFloor> Database::noise_floors(const std::string& run_uuid) const {
+  return guarded(path_, "cannot read the noise floors for run " + run_uuid, [&] {
+    SQLite::Statement query(
+        *db_,
+        "SELECT f.experiment, f.arm, f.run_uuids, f.sigma_log, f.false_alarm, f.power, "
+        "f.baseline_runs, f.min_detectable, f.calibrated_at FROM noise_floors f JOIN runs r "
+        "ON r.host_id = f.host_id AND r.software_id = f.software_id AND r.suite_name = "
+        "f.suite_name WHERE r.uuid = ? ORDER BY f.experiment, f.arm");
+    query.bind(1, run_uuid);
+    std::vector<NoiseFloor> out;
+    while (query.executeStep()) {
+      NoiseFloor f;
+      f.experiment = query.getColumn(0).getString();
+      f.arm = query.getColumn(1).getString();
+      f.run_uuids = parse(query.getColumn(2).getString()).get<std::vector<std::string>>();
+      f.sigma_log = query.getColumn(3).getDouble();
+      f.false_alarm = query.getColumn(4).getDouble();
+      f.power = query.getColumn(5).getDouble();
+      f.baseline_runs = query.getColumn(6).getInt();
+      f.min_detectable = query.getColumn(7).getDouble();
+      f.calibrated_at = query.getColumn(8).getString();
+      out.push_back(std::move(f));
+    }
+    return out;
+  });
+}
+
+void Database::store_findings(const std::string& run_uuid, const std::vector<std::string>& baseline,
+                              double threshold, const std::string& checked_at,
+                              const std::vector<Finding>& findings) {
+  static const std::vector<std::string> kKinds{"regression", "step change", "stopped helping"};
+  for (const auto& f : findings) {
+    if (std::find(kKinds.begin(), kKinds.end(), f.kind) == kKinds.end()) {
+      throw StorageError(
+          fmt::format("{}: finding kind must be regression, step change or stopped "
+                      "helping, got \"{}\"",
+                      path_, f.kind));
+    }
+  }
+  guarded(path_, "cannot store the check of run " + run_uuid, [&] {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement exists(*db_, "SELECT 1 FROM runs WHERE uuid = ?");
+    exists.bind(1, run_uuid);
+    if (!exists.executeStep()) throw unknown_run(path_, run_uuid);
+    SQLite::Statement clear(*db_, "DELETE FROM regressions WHERE run_uuid = ?");
+    clear.bind(1, run_uuid);
+    clear.exec();
+    SQLite::Statement insert(*db_, fmt::format("INSERT INTO regressions ({}) VALUES ({})",
+                                               kFindingColumns, placeholders(kFindingColumnCount)));
+    for (const auto& f : findings) {
+      insert.bind(1, run_uuid);
+      insert.bind(2, f.experiment);
+      insert.bind(3, f.arm);
+      insert.bind(4, f.kind);
+      bind_number_or_null(insert, 5, f.ratio);
+      bind_number_or_null(insert, 6, f.lo);
+      bind_number_or_null(insert, 7, f.hi);
+      insert.bind(8, f.detail);
+      insert.bind(9, dump(baseline));
+      insert.bind(10, threshold);
+      insert.bind(11, checked_at);
+      insert.exec();
+      insert.reset();
+    }
+    transaction.commit();
+  });
+}
+
+std::vector<Database::Finding> Database::findings(const std::string& run_uuid) const {
+  return guarded(path_, "cannot read the check of run " + run_uuid, [&] {
+    SQLite::Statement query(*db_,
+                            "SELECT experiment, arm, kind, ratio, lo, hi, detail FROM regressions "
+                            "WHERE run_uuid = ? ORDER BY id");
+    query.bind(1, run_uuid);
+    std::vector<Finding> out;
+    auto number = [](const SQLite::Column& c) { return c.isNull() ? NAN : c.getDouble(); };
+    while (query.executeStep()) {
+      Finding f;
+      f.experiment = query.getColumn(0).getString();
+      f.arm = query.getColumn(1).getString();
+      f.kind = query.getColumn(2).getString();
+      f.ratio = number(query.getColumn(3));
+      f.lo = number(query.getColumn(4));
+      f.hi = number(query.getColumn(5));
+      f.detail = query.getColumn(6).getString();
+      out.push_back(std::move(f));
+    }
+    return out;
+  });
+}
+
+Database::MergeResult Database::merge_from(const std::string& other_path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(other_path, ec)) {
+    throw StorageError(other_path +
+                       ": no such database file; give the path of another "
+                       "machine's tunebench SQLite file");
+  }
+  if (fs::equivalent(other_path, path_, ec)) {
+    throw StorageError(other_path + " is this database itself; give another machine's file");
+  }
+  check_header(other_path);
+  std::unique_ptr<SQLite::Database> other;
+  guarded(other_path, "cannot open it read-only", [&] {
+    other = std::make_unique<SQLite::Database>(other_path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+  });
+  const int version = guarded(other_path, "cannot read the schema version",
+                              [&] { return read_user_version(*other); });
+  if (version > kSchemaVersion) {
+    throw StorageError(fmt::format(
+        "{} has schema version {}; this tunebench reads up to {}: merge with a newer tunebench "
+        "(nothing was imported)",
+        other_path, version, kSchemaVersion));
+  }
+  if (version == 0) {
+    throw StorageError(other_path +
+                       " has no tunebench schema (schema version 0): nothing to import");
+  }
+
+  MergeResult result;
+  guarded(path_, "cannot merge " + other_path, [&] {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const int hosts_before = static_cast<int>(query_int(*db_, "SELECT COUNT(*) FROM hosts"));
+    SQLite::Statement runs(*other, "SELECT uuid, status FROM runs ORDER BY started_at, rowid");
+    SQLite::Statement here(*db_, "SELECT 1 FROM runs WHERE uuid = ?");
+    SQLite::Statement host_row(
+        *other, fmt::format("SELECT {} FROM hosts WHERE id = (SELECT host_id FROM runs WHERE "
+                            "uuid = ?)",
+                            kHostColumns));
+    SQLite::Statement host_insert(*db_, fmt::format("INSERT OR IGNORE INTO hosts ({}) VALUES ({})",
+                                                    kHostColumns, placeholders(kHostColumnCount)));
+    SQLite::Statement software_row(
+        *other, fmt::format("SELECT {} FROM software WHERE id = (SELECT software_id FROM runs "
+                            "WHERE uuid = ?)",
+                            kSoftwareColumns));
+    SQLite::Statement software_insert(
+        *db_, fmt::format("INSERT OR IGNORE INTO software ({}) VALUES ({})", kSoftwareColumns,
+                          placeholders(kSoftwareColumnCount)));
+    SQLite::Statement run_row(*other,
+                              fmt::format("SELECT {} FROM runs WHERE uuid = ?", kRunColumns));
+    SQLite::Statement run_insert(*db_, fmt::format("INSERT INTO runs ({}) VALUES ({})", kRunColumns,
+                                                   placeholders(kRunColumnCount)));
+    SQLite::Statement trial_rows(
+        *other, fmt::format("SELECT id, {} FROM trials WHERE run_uuid = ? ORDER BY sequence",
+                            kTrialColumns));
+    SQLite::Statement trial_insert(*db_,
+                                   fmt::format("INSERT INTO trials ({}) VALUES ({})", kTrialColumns,
+                                               placeholders(kTrialColumnCount)));
+    SQLite::Statement sample_rows(*other,
+                                  "SELECT idx, seconds FROM samples WHERE trial_id = ? ORDER BY "
+                                  "idx");
+    SQLite::Statement sample_insert(
+        *db_, "INSERT INTO samples (trial_id, idx, seconds) VALUES (?, ?, ?)");
+    while (runs.executeStep()) {
+      const std::string uuid = runs.getColumn(0).getString();
+      here.bind(1, uuid);
+      const bool exists = here.executeStep();
+      here.reset();
+      if (exists) {
+        result.already_here.push_back(uuid);
+        continue;
+      }
+      if (runs.getColumn(1).getString() == "running") {
+        result.still_running.push_back(uuid);
+        continue;
+      }
+      for (auto* pair : {&host_row, &software_row}) pair->bind(1, uuid);
+      copy_rows(host_row, host_insert);
+      copy_rows(software_row, software_insert);
+      host_row.reset();
+      software_row.reset();
+      run_row.bind(1, uuid);
+      copy_rows(run_row, run_insert);
+      run_row.reset();
+      trial_rows.bind(1, uuid);
+      while (trial_rows.executeStep()) {
+        for (int i = 1; i < trial_rows.getColumnCount(); ++i) {
+          bind_column(trial_insert, i, trial_rows.getColumn(i));
+        }
+        trial_insert.exec();
+        trial_insert.reset();
+        const int64_t new_id = db_->getLastInsertRowid();
+        sample_rows.bind(1, trial_rows.getColumn(0).getInt64());
+        while (sample_rows.executeStep()) {
+          sample_insert.bind(1, new_id);
+          sample_insert.bind(2, sample_rows.getColumn(0).getInt64());
+          sample_insert.bind(3, sample_rows.getColumn(1).getDouble());
+          sample_insert.exec();
+          sample_insert.reset();
+        }
+        sample_rows.reset();
+      }
+      trial_rows.reset();
+      result.imported.push_back(uuid);
+    }
+    if (version >= 2) {
+      // Floors whose host and software came along and that this database lacks.
+      SQLite::Statement floors(
+          *other, fmt::format("SELECT {} FROM noise_floors ORDER BY rowid", kFloorColumns));
+      SQLite::Statement floor_insert(
+          *db_, fmt::format("INSERT OR IGNORE INTO noise_floors ({}) SELECT {} WHERE EXISTS "
+                            "(SELECT 1 FROM hosts WHERE id = ?1) AND EXISTS (SELECT 1 FROM "
+                            "software WHERE id = ?2)",
+                            kFloorColumns, [] {
+                              std::string p;
+                              for (int i = 1; i <= kFloorColumnCount; ++i) {
+                                p += fmt::format("{}?{}", i == 1 ? "" : ", ", i);
+                              }
+                              return p;
+                            }()));
+      copy_rows(floors, floor_insert);
+      SQLite::Statement findings_rows(
+          *other, fmt::format("SELECT {} FROM regressions WHERE run_uuid = ? ORDER BY id",
+                              kFindingColumns));
+      SQLite::Statement finding_insert(
+          *db_, fmt::format("INSERT INTO regressions ({}) VALUES ({})", kFindingColumns,
+                            placeholders(kFindingColumnCount)));
+      for (const auto& uuid : result.imported) {
+        findings_rows.bind(1, uuid);
+        copy_rows(findings_rows, finding_insert);
+        findings_rows.reset();
+      }
+    }
+    result.hosts_added =
+        static_cast<int>(query_int(*db_, "SELECT COUNT(*) FROM hosts")) - hosts_before;
+    transaction.commit();
+  });
+  return result;
 }
 
 std::string resolve_run(const Database& db, const std::string& what) {

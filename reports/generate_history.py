@@ -3,8 +3,8 @@
 
     generate_history.py --out PATH [--runs 365] [--trials 100] [--samples 20] [--hosts 1] [--seed 1]
 
-Writes a new SQLite file with tunebench's schema version 1 (the SQL below is harness/storage.cpp's
-kSchemaV1, verbatim; test_render.py checks it against a database tunebench made) and `--runs`
+Writes a new SQLite file with tunebench's schema version 2 (the SQL below is harness/storage.cpp's
+kSchemaV1 and kSchemaV2, verbatim; test_render.py checks it against a database tunebench made) and `--runs`
 nights of a nightly suite per host: `--trials` trials per run, `--samples` samples per trial.
 
 What the history holds, so that a report has something true to show:
@@ -161,7 +161,42 @@ LEFT JOIN (
   FROM trials GROUP BY run_uuid
 ) c ON c.run_uuid = r.uuid;
 """
-SCHEMA_VERSION = 1
+# harness/storage.cpp kSchemaV2, verbatim: what calibrate and check store (noise floors, findings).
+SCHEMA_V2 = """
+CREATE TABLE noise_floors (
+  host_id        TEXT NOT NULL REFERENCES hosts (id),
+  software_id    TEXT NOT NULL REFERENCES software (id),
+  suite_name     TEXT NOT NULL,
+  experiment     TEXT NOT NULL,
+  arm            TEXT NOT NULL,
+  runs           INTEGER NOT NULL,  -- A/A runs measured
+  run_uuids      TEXT NOT NULL,     -- JSON array of those runs
+  sigma_log      REAL NOT NULL,     -- standard deviation of ln(run median) across the runs
+  false_alarm    REAL NOT NULL,     -- one-sided false-alarm rate the floor is set for
+  power          REAL NOT NULL,     -- detection probability min_detectable is computed for
+  baseline_runs  INTEGER NOT NULL,  -- baseline window assumed by min_detectable
+  min_detectable REAL NOT NULL,     -- smallest slowdown detectable, as a fraction (0.05 = 5 %)
+  calibrated_at  TEXT NOT NULL,
+  PRIMARY KEY (host_id, software_id, suite_name, experiment, arm)
+);
+
+CREATE TABLE regressions (
+  id         INTEGER PRIMARY KEY,
+  run_uuid   TEXT NOT NULL REFERENCES runs (uuid) ON DELETE CASCADE,
+  experiment TEXT NOT NULL,
+  arm        TEXT NOT NULL,
+  kind       TEXT NOT NULL CHECK (kind IN ('regression', 'step change', 'stopped helping')),
+  ratio      REAL,           -- run / baseline (regression), after / before (step change)
+  lo         REAL,
+  hi         REAL,
+  detail     TEXT NOT NULL,  -- the finding in words, with its interval
+  baseline   TEXT NOT NULL,  -- JSON array of the baseline runs
+  threshold  REAL NOT NULL,
+  checked_at TEXT NOT NULL
+);
+CREATE INDEX regressions_run_uuid ON regressions (run_uuid);
+"""
+SCHEMA_VERSION = 2
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -358,6 +393,7 @@ def generate(path: Path, runs: int, trials: int, samples: int, hosts: int, seed:
 
     con = sqlite3.connect(path)
     con.executescript(SCHEMA_V1)
+    con.executescript(SCHEMA_V2)
     con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     con.execute("BEGIN")
     host_ids = []

@@ -53,7 +53,8 @@ def setUpModule():
     generate_history.generate(DATABASES / "two-hosts.sqlite", runs=5, trials=48, samples=5, hosts=2, seed=3)
     with contextlib.closing(sqlite3.connect(DATABASES / "schema-only.sqlite")) as con:
         con.executescript(generate_history.SCHEMA_V1)
-        con.execute("PRAGMA user_version = 1")
+        con.executescript(generate_history.SCHEMA_V2)
+        con.execute(f"PRAGMA user_version = {generate_history.SCHEMA_VERSION}")
 
 
 def copy_database(name: str, test: str) -> Path:

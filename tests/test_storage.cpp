@@ -1,6 +1,7 @@
 // The results database: round trips, fingerprint deduplication, constraints, atomic trials,
 // connection settings, refusal of files it must not touch, run lookup and the views.
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -347,7 +348,8 @@ TEST_F(StorageTest, StorageRefusesNewerSchema) {
     const std::string message = e.what();
     EXPECT_NE(message.find(path), std::string::npos) << message;
     EXPECT_NE(message.find("schema version 99"), std::string::npos) << message;
-    EXPECT_NE(message.find("up to 1"), std::string::npos) << message;
+    EXPECT_NE(message.find("up to " + std::to_string(kSchemaVersion)), std::string::npos)
+        << message;
     EXPECT_NE(message.find("upgrade tunebench"), std::string::npos) << message;
   }
   EXPECT_EQ(read_bytes(path), before);
@@ -373,6 +375,203 @@ TEST_F(StorageTest, StorageRefusesSomeoneElsesDatabase) {
   { std::ofstream touch(empty); }
   Database db(empty);
   EXPECT_EQ(db.schema_version(), kSchemaVersion);
+}
+
+// Turns a current file into what schema version 1 wrote: the same tables without version 2's.
+void downgrade_to_v1(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  raw.exec("DROP TABLE regressions; DROP TABLE noise_floors; PRAGMA user_version = 1;");
+}
+
+bool has_table(const SQLite::Database& db, const std::string& table) {
+  SQLite::Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  query.bind(1, table);
+  return query.executeStep();
+}
+
+TEST_F(StorageTest, StorageMigratesVersion1AfterABackupCopy) {
+  const std::string path = db_path("v1.sqlite");
+  const RunRecord run = make_run("aaaa0001-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  {
+    Database db(path);
+    db.begin_run(run);
+    db.store_trial(run.uuid, make_spec(run.uuid, 0, "off"), make_result("ok", {0.5, 0.25}));
+    db.finish_run(run.uuid, "completed", "2024-05-01T10:05:00Z");
+  }
+  downgrade_to_v1(path);
+  {
+    Database db(path);
+    EXPECT_EQ(db.schema_version(), kSchemaVersion);
+    EXPECT_EQ(db.migrated_from(), 1);
+    EXPECT_EQ(db.backup_path(), path + ".schema-v1.bak");
+    EXPECT_TRUE(has_table(db.connection(), "noise_floors"));
+    EXPECT_TRUE(has_table(db.connection(), "regressions"));
+    ASSERT_EQ(db.trials(run.uuid).size(), 1u);  // the data survived the migration
+    EXPECT_EQ(db.trials(run.uuid)[0].result.sample_seconds, (std::vector<double>{0.5, 0.25}));
+  }
+  // The backup is the file as it was: version 1, the run, no version-2 tables.
+  SQLite::Database backup(path + ".schema-v1.bak", SQLite::OPEN_READONLY);
+  EXPECT_EQ(backup.execAndGet("PRAGMA user_version").getInt(), 1);
+  EXPECT_EQ(backup.execAndGet("SELECT COUNT(*) FROM runs").getInt(), 1);
+  EXPECT_EQ(backup.execAndGet("SELECT COUNT(*) FROM samples").getInt(), 2);
+  EXPECT_FALSE(has_table(backup, "noise_floors"));
+  // A current file is not migrated again and gets no new backup; a second migration of another
+  // version-1 file next to it does not overwrite the first backup.
+  {
+    Database again(path);
+    EXPECT_EQ(again.migrated_from(), 0);
+  }
+  downgrade_to_v1(path);
+  Database third(path);
+  EXPECT_EQ(third.backup_path(), path + ".schema-v1.1.bak");
+  EXPECT_TRUE(fs::exists(path + ".schema-v1.bak"));
+}
+
+TEST_F(StorageTest, StorageRefusesTruncatedFileUnchanged) {
+  const std::string path = db_path("cut.sqlite");
+  {
+    Database db(path);
+    for (int r = 0; r < 4; ++r) {
+      const RunRecord run = make_run(fmt::format("cccc000{}-0000-4000-8000-000000000001", r),
+                                     fmt::format("2024-05-0{}T10:00:00Z", r + 1));
+      db.begin_run(run);
+      for (int t = 0; t < 8; ++t) {
+        db.store_trial(run.uuid, make_spec(run.uuid, t, t % 2 ? "on" : "off"),
+                       make_result("ok", std::vector<double>(50, 0.001 * (t + 1))));
+      }
+    }
+  }  // closing the last connection checkpoints the WAL into the file
+  ASSERT_FALSE(fs::exists(path + "-wal"));
+  const auto size = fs::file_size(path);
+  ASSERT_GT(size, 8 * 4096u);
+  fs::resize_file(path, size / 2);
+  const std::string before = read_bytes(path);
+  try {
+    Database db(path);
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path + " is truncated"), std::string::npos) << message;
+    EXPECT_NE(message.find(std::to_string(size / 2) + " bytes"), std::string::npos) << message;
+  }
+  EXPECT_EQ(read_bytes(path), before);
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  // Cut inside the 100-byte header: the same refusal.
+  fs::resize_file(path, 60);
+  EXPECT_THROW(Database{path}, StorageError);
+  EXPECT_EQ(fs::file_size(path), 60u);
+}
+
+TEST_F(StorageTest, StorageKeepsNoiseFloorsAndFindingsPerRun) {
+  Database db(db_path());
+  const RunRecord run = make_run("dddd0001-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  const RunRecord other_host =
+      make_run("dddd0002-0000-4000-8000-000000000001", "2024-05-01T11:00:00Z", "bench-2");
+  db.begin_run(run);
+  db.begin_run(other_host);
+  Database::NoiseFloor floor;
+  floor.experiment = "no_grad.resnet50";
+  floor.arm = "off";
+  floor.run_uuids = {run.uuid};
+  floor.sigma_log = 0.02;
+  floor.false_alarm = 0.01;
+  floor.power = 0.8;
+  floor.baseline_runs = 5;
+  floor.min_detectable = 0.071;
+  floor.calibrated_at = "2024-05-02T00:00:00Z";
+  db.store_noise_floors(run.uuid, {floor});
+  ASSERT_EQ(db.noise_floors(run.uuid).size(), 1u);
+  EXPECT_DOUBLE_EQ(db.noise_floors(run.uuid)[0].min_detectable, 0.071);
+  EXPECT_EQ(db.noise_floors(run.uuid)[0].run_uuids, floor.run_uuids);
+  EXPECT_TRUE(db.noise_floors(other_host.uuid).empty());  // another host: not its floor
+  floor.sigma_log = NAN;
+  EXPECT_THROW(db.store_noise_floors(run.uuid, {floor}), StorageError);
+  EXPECT_EQ(db.noise_floors(run.uuid).size(), 1u);  // the failed store changed nothing
+
+  Database::Finding finding{"no_grad.resnet50", "off", "regression", 1.12, 1.08, 1.17,
+                            "12 % slower"};
+  db.store_findings(run.uuid, {"b1", "b2"}, 0.05, "2024-05-02T00:00:00Z", {finding});
+  ASSERT_EQ(db.findings(run.uuid).size(), 1u);
+  EXPECT_DOUBLE_EQ(db.findings(run.uuid)[0].lo, 1.08);
+  finding.kind = "step change";
+  finding.lo = NAN;
+  db.store_findings(run.uuid, {"b1"}, 0.05, "2024-05-03T00:00:00Z", {finding});  // replaces
+  ASSERT_EQ(db.findings(run.uuid).size(), 1u);
+  EXPECT_EQ(db.findings(run.uuid)[0].kind, "step change");
+  EXPECT_TRUE(std::isnan(db.findings(run.uuid)[0].lo));
+  finding.kind = "bad; DROP TABLE runs";
+  EXPECT_THROW(db.store_findings(run.uuid, {}, 0.05, "x", {finding}), StorageError);
+  EXPECT_EQ(db.findings(run.uuid).size(), 1u);
+  EXPECT_THROW(db.store_findings("no-such-run", {}, 0.05, "x", {}), StorageError);
+}
+
+TEST_F(StorageTest, StorageMergeImportsEachRunOnceAndKeepsHostsApart) {
+  Database here(db_path("here.sqlite"));
+  const RunRecord mine = make_run("eeee0001-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  here.begin_run(mine);
+  here.finish_run(mine.uuid, "completed", "2024-05-01T10:05:00Z");
+  const std::string other_path = db_path("other-machine.sqlite");
+  const RunRecord theirs =
+      make_run("eeee0002-0000-4000-8000-000000000001", "2024-05-01T12:00:00Z", "bench-2");
+  const RunRecord unfinished =
+      make_run("eeee0003-0000-4000-8000-000000000001", "2024-05-01T13:00:00Z", "bench-2");
+  {
+    Database other(other_path);
+    other.begin_run(mine);  // a run both files already hold (merged before, say)
+    other.begin_run(theirs);
+    for (int t = 0; t < 3; ++t) {
+      other.store_trial(theirs.uuid, make_spec(theirs.uuid, t, t % 2 ? "on" : "off"),
+                        make_result(t == 2 ? "failed" : "ok", {0.1 * (t + 1), 0.2 * (t + 1)}));
+    }
+    other.finish_run(theirs.uuid, "completed with failures", "2024-05-01T12:05:00Z");
+    other.begin_run(unfinished);
+    Database::Finding f{"x", "on", "regression", 1.2, 1.1, 1.3, "slower"};
+    other.store_findings(theirs.uuid, {}, 0.05, "2024-05-02T00:00:00Z", {f});
+  }
+  const std::string other_bytes = read_bytes(other_path);
+
+  auto result = here.merge_from(other_path);
+  EXPECT_EQ(result.imported, std::vector<std::string>{theirs.uuid});
+  EXPECT_EQ(result.already_here, std::vector<std::string>{mine.uuid});
+  EXPECT_EQ(result.still_running, std::vector<std::string>{unfinished.uuid});
+  EXPECT_EQ(result.hosts_added, 1);
+  EXPECT_EQ(read_bytes(other_path), other_bytes);  // the other file is only read
+
+  const auto run = here.run(theirs.uuid);
+  EXPECT_EQ(run.status, "completed with failures");
+  EXPECT_EQ(run.record.host["hostname"], "bench-2");
+  const auto trials = here.trials(theirs.uuid);
+  ASSERT_EQ(trials.size(), 3u);
+  EXPECT_EQ(trials[1].spec.experiment, make_spec(theirs.uuid, 1, "on").experiment);
+  EXPECT_EQ(trials[1].result.sample_seconds, (std::vector<double>{0.2, 0.4}));
+  EXPECT_EQ(trials[2].result.status, "failed");
+  EXPECT_EQ(here.findings(theirs.uuid).size(), 1u);
+  EXPECT_EQ(count(here, "hosts"), 2);
+
+  // Importing the same file again stores nothing twice.
+  result = here.merge_from(other_path);
+  EXPECT_TRUE(result.imported.empty());
+  EXPECT_EQ(result.already_here.size(), 2u);
+  EXPECT_EQ(count(here, "runs"), 2);
+  EXPECT_EQ(count(here, "trials"), 3);
+  EXPECT_EQ(count(here, "samples"), 6);
+  EXPECT_EQ(count(here, "regressions"), 1);
+
+  // A newer schema, this file itself, or a missing file: refused, nothing imported.
+  const std::string future = db_path("future.sqlite");
+  {
+    SQLite::Database f(future, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    f.exec("CREATE TABLE runs (uuid TEXT); PRAGMA user_version = 99;");
+  }
+  try {
+    here.merge_from(future);
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version 99"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(here.merge_from(db_path("here.sqlite")), StorageError);
+  EXPECT_THROW(here.merge_from(db_path("missing.sqlite")), StorageError);
+  EXPECT_EQ(count(here, "runs"), 2);
 }
 
 TEST_F(StorageTest, StorageFindsLatestRunAndResolvesPrefixes) {
