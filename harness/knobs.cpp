@@ -516,11 +516,22 @@ std::string fault_setting_error(const json& value) {
   }
   static const std::vector<std::string> kinds{"segfault", "abort", "killed", "garbage",
                                               "silent",   "hang",  "slow"};
-  if (!value.is_string() ||
-      std::find(kinds.begin(), kinds.end(), value.get<std::string>()) == kinds.end()) {
-    return "fault must be one of segfault, abort, killed, garbage, silent, hang, slow; got " +
-           value.dump();
+  const std::string valid =
+      "fault must be one of segfault, abort, killed, garbage, silent, hang, slow, or slow:PCT "
+      "with PCT a whole percentage from 1 to 1000; got " +
+      value.dump();
+  if (!value.is_string()) return valid;
+  const std::string fault = value.get<std::string>();
+  if (fault.rfind("slow:", 0) == 0) {
+    const std::string pct = fault.substr(5);
+    if (pct.empty() || pct.size() > 4 ||
+        !std::all_of(pct.begin(), pct.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        std::stoi(pct) < 1 || std::stoi(pct) > 1000) {
+      return valid;
+    }
+    return "";
   }
+  if (std::find(kinds.begin(), kinds.end(), fault) == kinds.end()) return valid;
   return "";
 }
 

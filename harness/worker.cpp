@@ -179,6 +179,14 @@ void fail_on_purpose(const TrialSpec& spec, int result_fd) {
   }
 }
 
+// The test-only "slow:PCT" fault: the fraction by which every measured step is stretched (0.1
+// for "slow:10"), a regression of known relative size for the detector's tests.
+double slow_fraction(const TrialSpec& spec) {
+  const std::string fault = spec.settings.value(knobs::kFaultSetting, "");
+  if (fault.rfind("slow:", 0) != 0) return 0;
+  return std::stod(fault.substr(5)) / 100.0;  // validated by knobs::fault_setting_error
+}
+
 }  // namespace
 
 double cpu_probe_seconds() {
@@ -345,6 +353,7 @@ TrialResult run_trial(const TrialSpec& spec) {
     benchmark::Initialize(&argc, argv);
     initialized = true;
   }
+  const double stretch = slow_fraction(spec);
   benchmark::ClearRegisteredBenchmarks();
   benchmark::RegisterBenchmark(
       spec.experiment.c_str(),
@@ -353,6 +362,11 @@ TrialResult run_trial(const TrialSpec& spec) {
           const auto start = Clock::now();
           benchmark::DoNotOptimize(step());
           device::synchronize(device);
+          if (stretch > 0) {  // busy-wait: exact to the microsecond, unlike a sleep
+            const auto until = start + (Clock::now() - start) * (1 + stretch);
+            while (Clock::now() < until) {
+            }
+          }
           state.SetIterationTime(std::chrono::duration<double>(Clock::now() - start).count());
         }
       })
