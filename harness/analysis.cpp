@@ -121,6 +121,8 @@ RunReport analyze(const storage::Database& db, const std::string& run_uuid) {
   RunReport report;
   report.run = db.run(run_uuid);
   report.not_applicable = report.run.record.suite.value("not_applicable", json::array());
+  report.floors = db.noise_floors(run_uuid);
+  report.findings = db.findings(run_uuid);
   const auto trials = db.trials(run_uuid);
 
   std::vector<std::string> order;
@@ -261,12 +263,40 @@ std::string format_run(const RunReport& report) {
     }
     if (!x.problem.empty()) out += "  " + x.problem + "\n";
   }
+  if (!report.findings.empty()) {
+    out += "\nfound by tunebench check:\n";
+    for (const auto& f : report.findings) out += fmt::format("  {}: {}\n", f.kind, f.detail);
+  }
+  out += "\n" + (report.floors.empty() ? std::string("noise floors: not calibrated for this suite, "
+                                                     "host and software (tunebench calibrate)\n")
+                                       : format_floors(report.floors));
   if (!report.not_applicable.empty()) {
     out += "\nnot applicable here:\n";
     for (const auto& na : report.not_applicable) {
       out += fmt::format("  {}: {}\n", na["experiment"].get<std::string>(),
                          na["reason"].get<std::string>());
     }
+  }
+  return out;
+}
+
+std::string format_percent(double fraction) {
+  return std::isfinite(fraction) ? fmt::format("{:.1f} %", 100 * fraction) : "-";
+}
+
+std::string format_floors(const std::vector<storage::Database::NoiseFloor>& floors) {
+  if (floors.empty()) return "no noise floors\n";
+  const auto& f0 = floors.front();
+  std::string out = fmt::format(
+      "noise floors from {} A/A runs (calibrated {}): run-to-run spread of the median, and the "
+      "smallest slowdown detected with probability {:.0f} % at a {:.1f} % false-alarm rate per "
+      "run against {} baseline runs\n",
+      f0.run_uuids.size(), f0.calibrated_at, 100 * f0.power, 100 * f0.false_alarm,
+      f0.baseline_runs);
+  out += fmt::format("  {:<44} {:<10} {:>10} {:>12}\n", "benchmark", "arm", "spread", "detectable");
+  for (const auto& f : floors) {
+    out += fmt::format("  {:<44} {:<10} {:>10} {:>12}\n", f.experiment, f.arm,
+                       format_percent(std::expm1(f.sigma_log)), format_percent(f.min_detectable));
   }
   return out;
 }
@@ -313,6 +343,28 @@ json to_json(const RunReport& report) {
                            {"effects", effects},
                            {"problem", x.problem}});
   }
+  json floors = json::array(), findings = json::array();
+  for (const auto& f : report.floors) {
+    floors.push_back({{"experiment", f.experiment},
+                      {"arm", f.arm},
+                      {"runs", f.run_uuids.size()},
+                      {"sigma_log", f.sigma_log},
+                      {"min_detectable", f.min_detectable},
+                      {"false_alarm", f.false_alarm},
+                      {"power", f.power},
+                      {"baseline_runs", f.baseline_runs},
+                      {"calibrated_at", f.calibrated_at}});
+  }
+  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(); };
+  for (const auto& f : report.findings) {
+    findings.push_back({{"experiment", f.experiment},
+                        {"arm", f.arm},
+                        {"kind", f.kind},
+                        {"ratio", num(f.ratio)},
+                        {"lo", num(f.lo)},
+                        {"hi", num(f.hi)},
+                        {"detail", f.detail}});
+  }
   const auto& r = report.run.record;
   return {{"run", r.uuid},
           {"suite", r.suite_name},
@@ -324,7 +376,9 @@ json to_json(const RunReport& report) {
           {"software", r.software},
           {"host_state", r.host_state},
           {"experiments", experiments},
-          {"not_applicable", report.not_applicable}};
+          {"not_applicable", report.not_applicable},
+          {"noise_floors", floors},
+          {"findings", findings}};
 }
 
 }  // namespace tunebench::analysis

@@ -42,10 +42,17 @@ struct RunReport {
   storage::Database::StoredRun run;
   std::vector<ExperimentReport> experiments;
   nlohmann::json not_applicable;  // [{experiment, reason}]
+  // The noise floors calibrated for this run's suite, host and software (tunebench calibrate).
+  std::vector<storage::Database::NoiseFloor> floors;
+  std::vector<storage::Database::Finding> findings;  // what tunebench check stored for it
 };
 
 RunReport analyze(const storage::Database& db, const std::string& run_uuid);
 std::string format_run(const RunReport& report);
+// "4.2 %" for 0.042; "-" for NaN.
+std::string format_percent(double fraction);
+// The floors as a table: each benchmark's run-to-run spread and smallest detectable slowdown.
+std::string format_floors(const std::vector<storage::Database::NoiseFloor>& floors);
 nlohmann::json to_json(const RunReport& report);
 
 }  // namespace tunebench::analysis

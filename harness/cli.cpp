@@ -211,6 +211,97 @@ int report_command(const std::vector<std::string>& render_args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+// `tunebench calibrate`: A/A runs of a suite (or stored runs), then their noise floors.
+int calibrate_command(const std::string& db_path, const std::string& suite_path,
+                      const std::string& from, int runs, const std::string& label,
+                      double false_alarm, double power, int baseline_runs,
+                      orchestrator::RunOptions run_options) {
+  if (suite_path.empty() == from.empty()) {
+    std::cerr << "tunebench: error: calibrate needs --suite FILE (make A/A runs) or --from "
+                 "label:X|last:N (use stored runs)\n";
+    return kExitBadInput;
+  }
+  if (!(false_alarm > 0 && false_alarm < 0.5) || !(power > 0 && power < 1)) {
+    std::cerr << "tunebench: error: --false-alarm must lie in (0, 50) and --power in (0, 100) "
+                 "per cent\n";
+    return kExitBadInput;
+  }
+  std::vector<std::string> uuids;
+  if (!suite_path.empty()) {
+    run_options.suite_path = suite_path;
+    run_options.db_path = db_path;
+    run_options.label = label;
+    for (int i = 0; i < runs; ++i) {
+      if (!run_options.quiet) fmt::print(stderr, "[calibrate] A/A run {} of {}\n", i + 1, runs);
+      const int rc = orchestrator::run(run_options);
+      if (rc == kExitBadInput) return rc;
+      const storage::Database db(db_path);
+      const std::string uuid = *db.latest_run_uuid();
+      const auto stored = db.run(uuid);
+      if (stored.status != "completed") {
+        std::cerr << "tunebench: error: calibration run " << uuid << " ended " << stored.status
+                  << ": a noise floor needs clean runs; fix the failures and calibrate again\n";
+        return 1;
+      }
+      uuids.push_back(uuid);
+    }
+  } else {
+    const auto db = open_existing(db_path);
+    const auto latest = db.run(storage::resolve_run(db, "latest"));
+    const auto colon = from.find(':');
+    const std::string kind = from.substr(0, colon),
+                      value = colon == std::string::npos ? "" : from.substr(colon + 1);
+    if ((kind != "label" && kind != "last") || value.empty()) {
+      std::cerr << "tunebench: error: --from must be label:X or last:N, got '" << from << "'\n";
+      return kExitBadInput;
+    }
+    for (const auto& uuid : db.run_uuids()) {
+      const auto r = db.run(uuid);
+      if (r.record.suite_name != latest.record.suite_name || r.status != "completed") continue;
+      if (r.record.host.dump() != latest.record.host.dump() ||
+          r.record.software.dump() != latest.record.software.dump()) {
+        continue;
+      }
+      if (kind == "label" && r.record.label != value) continue;
+      uuids.push_back(uuid);
+    }
+    if (kind == "last") {
+      size_t n = 0;
+      try {
+        n = std::stoul(value);
+      } catch (const std::exception&) {
+        std::cerr << "tunebench: error: --from last:N needs a number, got '" << value << "'\n";
+        return kExitBadInput;
+      }
+      if (uuids.size() > n) uuids.erase(uuids.begin(), uuids.end() - long(n));
+    }
+  }
+  storage::Database db(db_path);
+  try {
+    const auto floors =
+        check::calibrate(db, uuids, {false_alarm, power, baseline_runs}, now_iso8601());
+    db.store_noise_floors(uuids.back(), floors);
+    std::cout << analysis::format_floors(floors);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  return 0;
+}
+
+int merge_command(const std::string& db_path, const std::vector<std::string>& files) {
+  storage::Database db(db_path);
+  for (const auto& file : files) {
+    const auto result = db.merge_from(file);
+    fmt::print(
+        "{}: imported {} run(s), {} already here, {} still running there (skipped), {} new "
+        "host(s)\n",
+        file, result.imported.size(), result.already_here.size(), result.still_running.size(),
+        result.hosts_added);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -315,6 +406,82 @@ int run(int argc, char** argv) {
   check_cmd->add_option("--format", check_format, "table, md, json or junit")
       ->check(CLI::IsMember({"table", "md", "json", "junit"}))
       ->capture_default_str();
+  double check_false_alarm_pct = 1;
+  bool check_no_store = false;
+  check_cmd
+      ->add_option("--false-alarm", check_false_alarm_pct,
+                   "false-alarm rate in per cent for the calibrated noise-floor test")
+      ->capture_default_str();
+  check_cmd->add_flag("--no-store", check_no_store,
+                      "do not store the findings in the database's regressions table");
+
+  std::string calibrate_db = "results/tunebench.sqlite", calibrate_suite, calibrate_from,
+              calibrate_label = "calibration";
+  int calibrate_runs = 5;
+  check::FloorSettings floor_settings;
+  double floor_false_alarm_pct = 1, floor_power_pct = 80;
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate",
+      "Measure each benchmark's noise floor on this host: run a suite several times unchanged "
+      "(A/A), store the run-to-run spread of every benchmark, and print the smallest slowdown "
+      "`check` can detect");
+  calibrate_cmd->add_option("--db", calibrate_db, "results database")->capture_default_str();
+  auto* calibrate_suite_opt = calibrate_cmd->add_option(
+      "--suite", calibrate_suite, "suite file to run, e.g. suites/smoke.json");
+  auto* calibrate_from_opt = calibrate_cmd->add_option(
+      "--from", calibrate_from,
+      "use runs already stored instead of running: label:X or last:N (of the latest run's suite, "
+      "host and software)");
+  calibrate_suite_opt->excludes(calibrate_from_opt);
+  calibrate_cmd->add_option("--runs", calibrate_runs, "A/A runs to make (at least 3)")
+      ->capture_default_str()
+      ->check(CLI::Range(3, 100));
+  calibrate_cmd->add_option("--label", calibrate_label, "label of the calibration runs")
+      ->capture_default_str();
+  calibrate_cmd
+      ->add_option("--false-alarm", floor_false_alarm_pct,
+                   "false-alarm rate in per cent the detectable slowdown is computed for")
+      ->capture_default_str();
+  calibrate_cmd
+      ->add_option("--power", floor_power_pct,
+                   "detection probability in per cent the detectable slowdown is computed for")
+      ->capture_default_str();
+  calibrate_cmd
+      ->add_option("--baseline-runs", floor_settings.baseline_runs,
+                   "baseline window (runs) the detectable slowdown assumes")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  calibrate_cmd->add_flag("-q,--quiet", run_options.quiet,
+                          "print nothing but errors and the floors");
+
+  std::string merge_db = "results/tunebench.sqlite";
+  std::vector<std::string> merge_files;
+  auto* merge_cmd = app.add_subcommand(
+      "merge",
+      "Import the runs of other machines' databases into this one: each run once (by uuid), "
+      "hosts kept apart by fingerprint; the other files are only read");
+  merge_cmd->add_option("files", merge_files, "other tunebench databases")->required();
+  merge_cmd->add_option("--db", merge_db, "the database to import into")->capture_default_str();
+
+  std::string compare_db = "results/tunebench.sqlite", compare_format = "table", compare_suite;
+  std::vector<std::string> compare_runs, compare_hosts;
+  auto* compare_cmd = app.add_subcommand(
+      "compare",
+      "Two runs side by side (B / A per benchmark with its interval): `compare RUN_A RUN_B`, or "
+      "the latest runs of one suite on two machines: `compare --hosts H1 H2`");
+  auto* compare_runs_opt =
+      compare_cmd->add_option("runs", compare_runs, "two run uuids (or unique prefixes)")
+          ->expected(2);
+  auto* compare_hosts_opt =
+      compare_cmd->add_option("--hosts", compare_hosts, "two hostnames (or host id prefixes)")
+          ->expected(2);
+  compare_runs_opt->excludes(compare_hosts_opt);
+  compare_cmd->add_option("--suite", compare_suite,
+                          "with --hosts: the suite (default: the newest both ran)");
+  compare_cmd->add_option("--db", compare_db, "results database")->capture_default_str();
+  compare_cmd->add_option("--format", compare_format, "table, md or json")
+      ->check(CLI::IsMember({"table", "md", "json"}))
+      ->capture_default_str();
 
   std::string report_db = "results/tunebench.sqlite", report_out = "reports/out",
               report_run = "latest", report_prices;
@@ -361,11 +528,42 @@ int run(int argc, char** argv) {
       return export_command(export_db, export_run, export_format, export_out);
     if (check_cmd->parsed()) {
       check_options.threshold = check_threshold_pct / 100.0;
-      const auto db = open_existing(check_db);
+      check_options.false_alarm = check_false_alarm_pct / 100.0;
+      auto db = open_existing(check_db);
       try {
         const auto report = check::check(db, check_options);
         std::cout << check::format(report, check_format);
+        if (!check_no_store) {
+          db.store_findings(report.run_uuid, report.baseline_uuids, report.threshold, now_iso8601(),
+                            report.findings());
+        }
         return report.regressed() ? 1 : 0;
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "tunebench: error: " << e.what() << "\n";
+        return kExitBadInput;
+      }
+    }
+    if (calibrate_cmd->parsed()) {
+      return calibrate_command(calibrate_db, calibrate_suite, calibrate_from, calibrate_runs,
+                               calibrate_label, floor_false_alarm_pct / 100.0,
+                               floor_power_pct / 100.0, floor_settings.baseline_runs, run_options);
+    }
+    if (merge_cmd->parsed()) return merge_command(merge_db, merge_files);
+    if (compare_cmd->parsed()) {
+      if (compare_runs.empty() && compare_hosts.empty()) {
+        std::cerr << "tunebench: error: compare needs two runs (compare RUN_A RUN_B) or "
+                     "--hosts H1 H2\n";
+        return kExitBadInput;
+      }
+      const auto db = open_existing(compare_db);
+      try {
+        auto runs = compare_hosts.empty()
+                        ? std::pair{compare_runs[0], compare_runs[1]}
+                        : check::latest_runs_of_hosts(db, compare_hosts[0], compare_hosts[1],
+                                                      compare_suite);
+        std::cout << check::format_comparison(check::compare(db, runs.first, runs.second),
+                                              compare_format);
+        return 0;
       } catch (const std::invalid_argument& e) {
         std::cerr << "tunebench: error: " << e.what() << "\n";
         return kExitBadInput;

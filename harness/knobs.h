@@ -91,7 +91,8 @@ std::vector<std::string> check_evidence(const nlohmann::json& settings, Mode mod
 // each kind of failure is stored: "segfault", "abort", "killed" (SIGKILL, as the kernel's
 // out-of-memory killer sends), "garbage" (prints something that is not a result), "silent"
 // (prints nothing), "hang" (runs past any timeout), "slow" (each step 1 ms slower: a known
-// regression), "slow:PCT" (each measured step PCT % slower: a regression of known relative size). Accepted only when the orchestrator's environment has TUNEBENCH_TEST_FAULTS=1.
+// regression), "slow:PCT" (each measured step PCT % slower: a regression of known relative size).
+// Accepted only when the orchestrator's environment has TUNEBENCH_TEST_FAULTS=1.
 inline constexpr const char* kFaultSetting = "fault";
 // Empty when `value` may be used here; otherwise why not.
 std::string fault_setting_error(const nlohmann::json& value);

@@ -30,15 +30,6 @@ namespace {
 
 constexpr size_t kStderrTail = 4096;
 
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string new_uuid() {
   std::random_device rd;
   std::mt19937_64 gen((uint64_t(rd()) << 32) ^ rd() ^

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <ctime>
 #include <stdexcept>
 
 namespace tunebench {
@@ -113,6 +114,15 @@ TrialResult trial_result_from_json(const json& j) {
   } catch (const json::exception& e) {
     throw std::invalid_argument(std::string("trial result: ") + e.what());
   }
+}
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace tunebench

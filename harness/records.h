@@ -15,6 +15,9 @@ namespace tunebench {
 // Hex SHA-256 of some bytes (suite hashes, fingerprint ids).
 std::string sha256_hex(std::string_view bytes);
 
+// The current time in UTC as ISO 8601 to the second, e.g. "2026-11-29T13:05:00Z".
+std::string now_iso8601();
+
 enum class Mode { infer, train };
 std::string to_string(Mode mode);
 Mode mode_from_string(const std::string& text);  // throws std::invalid_argument

@@ -1,6 +1,8 @@
-# tunebench check end to end: no baseline is an error (2); a clean run against two baseline runs
-# passes (0); a run whose every step is 1 ms slower (the test-only "slow" fault) is a regression
-# (1) in every format. cmake -DTUNEBENCH=<binary> -DSOURCE=<src> -DWORK=<dir> -P cli_check.cmake
+# tunebench check, calibrate, merge and compare end to end: no baseline is an error (2); clean
+# runs pass (0) before and after calibration; a run whose every step is 4x slower (the test-only
+# "slow:300" fault) is a regression (1) in every format and its finding is stored; merge imports
+# runs once; compare puts two runs side by side.
+# cmake -DTUNEBENCH=<binary> -DSOURCE=<src> -DWORK=<dir> -P cli_check.cmake
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(db ${WORK}/nightly.sqlite)
@@ -14,36 +16,72 @@ function(tb expected_rc out_var)
   set(${out_var} "${out}${err}" PARENT_SCOPE)
 endfunction()
 
+function(expect text pattern what)
+  if(NOT text MATCHES "${pattern}")
+    message(FATAL_ERROR "${what}: expected /${pattern}/ in:\n${text}")
+  endif()
+endfunction()
+
 tb(0 out run --suite tests/suites/mini.json --db ${db} --label nightly -q)
 tb(2 out check --db ${db})
-if(NOT out MATCHES "no baseline for run")
-  message(FATAL_ERROR "check without a baseline:\n${out}")
-endif()
+expect("${out}" "no baseline for run" "check without a baseline")
+foreach(i RANGE 2 4)
+  tb(0 out run --suite tests/suites/mini.json --db ${db} --label nightly -q)
+endforeach()
+# Before calibration: only each run's own noise is known, and the output says so. A generous
+# threshold: this test must not be the noisy alert it guards against.
+tb(0 out check --db ${db} --baseline last:3 --threshold 50)
+expect("${out}" "no regression" "clean run")
+expect("${out}" "not calibrated" "uncalibrated check")
+
+# Calibrate from the 4 stored A/A runs; show prints the floors.
+tb(2 out calibrate --db ${db})
+expect("${out}" "needs --suite FILE" "calibrate without a source")
+tb(2 out calibrate --db ${db} --from last:2)
+expect("${out}" "at least 3 finished A/A runs" "calibrate from too few runs")
+tb(0 out calibrate --db ${db} --from last:4)
+expect("${out}" "noise floors from 4 A/A runs" "calibrate")
+tb(0 out show --db ${db})
+expect("${out}" "noise floors from 4 A/A runs" "show after calibrate")
+
+# A fifth A/A run passes the calibrated check at the default threshold.
 tb(0 out run --suite tests/suites/mini.json --db ${db} --label nightly -q)
-tb(0 out run --suite tests/suites/mini.json --db ${db} --label nightly -q)
-# A clean run: no benchmark regressed beyond 50 % (a generous threshold: this test must not be
-# the noisy alert it guards against).
-tb(0 out check --db ${db} --baseline last:2 --threshold 50)
-if(NOT out MATCHES "no regression")
-  message(FATAL_ERROR "clean run:\n${out}")
-endif()
+tb(0 out check --db ${db} --baseline last:4)
+expect("${out}" "noise floors: calibrated" "calibrated check")
+expect("${out}" "no regression" "calibrated A/A run")
+
+# Every measured step 4x slower: a regression in every format, stored for show and the report.
 tb(0 out run --suite tests/suites/mini_slow.json --db ${db} --label nightly -q)
-tb(1 out check --db ${db} --baseline last:2 --threshold 50)
-if(NOT out MATCHES "regression" OR NOT out MATCHES "REGRESSION")
-  message(FATAL_ERROR "a 1 ms slower step was not found:\n${out}")
-endif()
-tb(1 out check --db ${db} --baseline label:nightly --threshold 50 --format junit)
-if(NOT out MATCHES "<failure message=\"slower than the baseline: ")
-  message(FATAL_ERROR "junit:\n${out}")
-endif()
-tb(1 out check --db ${db} --baseline last:2 --threshold 50 --format json)
-if(NOT out MATCHES "\"regressed\": true")
-  message(FATAL_ERROR "json:\n${out}")
-endif()
-tb(1 out check --db ${db} --baseline last:2 --threshold 50 --format md)
-if(NOT out MATCHES "\\| regression \\|")
-  message(FATAL_ERROR "md:\n${out}")
-endif()
+tb(1 out check --db ${db} --baseline last:4)
+expect("${out}" "REGRESSION" "a 4x slower run")
+tb(0 out show --db ${db})
+expect("${out}" "found by tunebench check:\n  regression: slower than the baseline" "stored finding")
+tb(1 out check --db ${db} --baseline label:nightly --format junit --no-store)
+expect("${out}" "<failure message=\"slower than the baseline: " "junit")
+tb(1 out check --db ${db} --baseline last:4 --format json --no-store)
+expect("${out}" "\"regressed\": true" "json")
+string(JSON slow_run GET "${out}" run)
+string(JSON base_run GET "${out}" baseline 0)
+tb(1 out check --db ${db} --baseline last:4 --format md --no-store)
+expect("${out}" "\\| regression \\|" "md")
 tb(2 out check --db ${db} --baseline yesterday)
 tb(2 out check --db ${db} --baseline last:0)
+tb(2 out check --db ${db} --false-alarm 60)
+
+# compare: the slow run against a clean one, per benchmark with its interval.
+tb(0 out compare ${base_run} ${slow_run} --db ${db})
+expect("${out}" "B / A \\[95 % interval\\]" "compare header")
+expect("${out}" "x \\[[0-9.]+, [0-9.]+\\] hurts" "compare: the slow run is slower")
+tb(2 out compare ${base_run} --db ${db})
+tb(2 out compare --hosts nosuchhost otherhost --db ${db})
+expect("${out}" "no finished run on host 'nosuchhost'" "compare unknown host")
+
+# merge: into an empty database, twice; the second import stores nothing again.
+tb(0 out merge ${db} --db ${WORK}/merged.sqlite)
+expect("${out}" "imported 6 run\\(s\\), 0 already here" "first merge")
+tb(0 out merge ${db} --db ${WORK}/merged.sqlite)
+expect("${out}" "imported 0 run\\(s\\), 6 already here" "second merge")
+tb(0 out show ${slow_run} --db ${WORK}/merged.sqlite)
+expect("${out}" "regression: slower than the baseline" "merged findings")
+tb(2 out merge ${WORK}/missing.sqlite --db ${WORK}/merged.sqlite)
 file(REMOVE_RECURSE ${WORK})

@@ -1,0 +1,155 @@
+// tunebench check, calibrate and compare on a database of synthetic runs: the baseline window,
+// calibrated floors, stored findings, step changes, and two hosts side by side.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "harness/check.h"
+
+namespace tunebench::check {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class CheckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device random;
+    dir_ = fs::temp_directory_path() / ("tunebench_check_" + std::to_string(random()));
+    fs::create_directories(dir_);
+    db_ = std::make_unique<storage::Database>((dir_ / "db.sqlite").string());
+  }
+  void TearDown() override {
+    db_.reset();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // One finished run of suite "nightly": two benchmarks, 2 processes x 5 samples each, with
+  // seconds = base x shift x (1 + 1 % noise).
+  std::string add_run(const std::string& host, double shift_gpt, double shift_resnet = 1.0) {
+    const std::string uuid = fmt::format("{:08x}-0000-4000-8000-000000000000", ++runs_);
+    RunRecord run;
+    run.uuid = uuid;
+    run.suite_name = "nightly";
+    run.suite_hash = "h";
+    run.suite = json::object();
+    run.label = "nightly";
+    run.git_revision = "r";
+    run.command_line = "tunebench run";
+    run.started_at = fmt::format("2026-01-{:02d}T00:00:00Z", runs_);
+    run.host = {{"hostname", host}, {"cores", host == "big" ? 64 : 2}};
+    run.software = {{"libtorch_version", "1.13.1"}};
+    run.host_state = json::object();
+    db_->begin_run(run);
+    std::normal_distribution<double> noise(0, 0.01);
+    int sequence = 0;
+    for (const auto& [experiment, base, shift] :
+         {std::tuple{"gpt.infer", 0.010, shift_gpt},
+          std::tuple{"resnet.infer", 0.020, shift_resnet}}) {
+      for (int p = 0; p < 2; ++p) {
+        TrialSpec spec;
+        spec.experiment = experiment;
+        spec.knob = "aa";
+        spec.arm = "off";
+        spec.settings = json::object();
+        spec.model = {"gpt", "tiny", json::object()};
+        spec.process_index = p;
+        spec.sequence = sequence++;
+        TrialResult result;
+        result.status = "ok";
+        result.evidence = json::object();
+        for (int k = 0; k < 5; ++k)
+          result.sample_seconds.push_back(base * shift * (1 + noise(rng_)));
+        db_->store_trial(uuid, spec, result);
+      }
+    }
+    db_->finish_run(uuid, "completed", run.started_at);
+    return uuid;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<storage::Database> db_;
+  int runs_ = 0;
+  std::mt19937_64 rng_{5};
+};
+
+TEST_F(CheckTest, CalibratedCheckPassesAaAndFlagsASlowdownAndAStep) {
+  std::vector<std::string> aa;
+  for (int i = 0; i < 6; ++i) aa.push_back(add_run("small", 1.0));
+  const auto floors = calibrate(*db_, aa, {}, "2026-01-07T00:00:00Z");
+  ASSERT_EQ(floors.size(), 2u);
+  for (const auto& f : floors) {
+    EXPECT_GT(f.sigma_log, 0);
+    EXPECT_LT(f.sigma_log, 0.05);  // 1 % sample noise, medians of 10 samples
+    EXPECT_GT(f.min_detectable, 0);
+  }
+  db_->store_noise_floors(aa.back(), floors);
+
+  add_run("small", 1.0);
+  Options options;
+  auto report = check(*db_, options);
+  EXPECT_TRUE(report.calibrated);
+  EXPECT_FALSE(report.regressed());
+  EXPECT_DOUBLE_EQ(report.per_benchmark_false_alarm, 0.005);  // 1 % over 2 benchmarks
+
+  // GPT 30 % slower: a regression with its interval above 1; ResNet unchanged.
+  add_run("small", 1.3);
+  report = check(*db_, options);
+  ASSERT_TRUE(report.regressed());
+  for (const auto& b : report.benchmarks) {
+    EXPECT_EQ(b.judgement.status, b.experiment == "gpt.infer" ? "regression" : "unchanged");
+    EXPECT_TRUE(std::isfinite(b.min_detectable));
+  }
+  EXPECT_EQ(report.findings().front().kind, "regression");
+  EXPECT_GT(report.findings().front().lo, 1.0);
+
+  // Four more slow nights: the step in GPT's history is found, starting at the first slow run
+  // (with 5 points after a step in 12, a permutation p-value can reach 2 / C(12, 5) = 0.25 %).
+  add_run("small", 1.3);
+  add_run("small", 1.3);
+  add_run("small", 1.3);
+  const std::string third = add_run("small", 1.3);
+  options.baseline = "last:3";
+  report = check(*db_, options);
+  ASSERT_EQ(report.steps.size(), 1u) << format(report, "table");
+  EXPECT_EQ(report.steps[0].experiment, "gpt.infer");
+  EXPECT_NEAR(report.steps[0].step.ratio, 1.3, 0.05);
+  EXPECT_EQ(report.steps[0].first_run, db_->run_uuids()[7]);
+
+  // Calibration refuses runs of another host, and too few runs.
+  const std::string other = add_run("big", 1.0);
+  EXPECT_THROW(calibrate(*db_, {aa[0], aa[1], other}, {}, "x"), std::invalid_argument);
+  EXPECT_THROW(calibrate(*db_, {aa[0], aa[1]}, {}, "x"), std::invalid_argument);
+  (void)third;
+}
+
+TEST_F(CheckTest, CompareHostsUsesEachHostsLatestRunOfACommonSuite) {
+  add_run("small", 1.0);
+  const std::string small_latest = add_run("small", 1.0);
+  const std::string big = add_run("big", 0.5, 0.25);  // twice and four times as fast
+  const auto [a, b] = latest_runs_of_hosts(*db_, "small", "big", "");
+  EXPECT_EQ(a, small_latest);
+  EXPECT_EQ(b, big);
+  const auto c = compare(*db_, a, b);
+  EXPECT_EQ(c.host_a, "small");
+  EXPECT_EQ(c.host_b, "big");
+  ASSERT_EQ(c.rows.size(), 2u);
+  for (const auto& row : c.rows) {
+    const double expected = row.experiment == "gpt.infer" ? 0.5 : 0.25;
+    EXPECT_NEAR(row.effect.ratio, expected, 0.02);
+    EXPECT_LT(row.effect.hi, 1.0);
+    EXPECT_EQ(row.effect.verdict, stats::Verdict::helps);
+  }
+  EXPECT_NE(format_comparison(c, "table").find("x [0.4"), std::string::npos)
+      << format_comparison(c, "table");
+  EXPECT_THROW(latest_runs_of_hosts(*db_, "small", "tiny", ""), std::invalid_argument);
+  EXPECT_THROW(latest_runs_of_hosts(*db_, "small", "big", "cpu-full"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tunebench::check
