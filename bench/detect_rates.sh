@@ -2,11 +2,12 @@
 # Measures tunebench check's false-alarm and detection rates on this machine.
 #   bench/detect_rates.sh [RUNS] [OUT_DIR]     default 16 runs into build/detect-rates/
 # 1. RUNS A/A runs of bench/detect_suite.json (4 benchmarks) into OUT_DIR/aa.sqlite;
-# 2. tunebench_detect_rates: floors from the first 5, every later run checked against the 5
-#    before it, as an A/A run (false alarms) and with 3, 5 and 10 % slowdowns injected into its
-#    data (detection), with no minimum effect and with check's default 5 %;
-# 3. real slowdowns: for 3, 5 and 10 %, a copy of the database gets one more run with the
-#    test-only slow:PCT fault and `tunebench check --baseline last:5` judges it (exit 1 = found).
+# 2. tunebench_detect_rates: every run from the 6th checked against the 5 before it, with floors
+#    from all the other runs (leave one out), as an A/A run (false alarms) and with 3, 5 and 10 %
+#    slowdowns injected into its data (detection), with no minimum effect and with check's 5 %;
+# 3. real slowdowns: floors from all RUNS runs (tunebench calibrate); for 3, 5 and 10 %, a copy
+#    of the database gets one more run with the test-only slow:PCT fault and `tunebench check
+#    --baseline last:5 --threshold 0` judges it (exit 1 = found).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-16}
@@ -20,9 +21,9 @@ for i in $(seq 1 "$runs"); do
   echo "[detect-rates] A/A run $i of $runs"
   $tb run --suite bench/detect_suite.json --db "$db" --label aa -q
 done
-$tb calibrate --db "$db" --from last:5 > /dev/null  # the floors check uses for the real slowdowns
-$rates "$db" --calibration 5 --baseline 5 --threshold 0
-$rates "$db" --calibration 5 --baseline 5 --threshold 5
+$tb calibrate --db "$db" --from last:$runs > /dev/null  # the floors check uses for the real slowdowns
+$rates "$db" --calibration 8 --baseline 5 --threshold 0
+$rates "$db" --calibration 8 --baseline 5 --threshold 5
 for pct in 3 5 10; do
   copy=$out/slow$pct.sqlite
   cp "$db" "$copy"
