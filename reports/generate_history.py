@@ -16,7 +16,12 @@ What the history holds, so that a report has something true to show:
   DLRM slows 8 % at 75 % of the year;
 - the git revision changes every 30 nights and at each step change;
 - rare failed trials (no samples) and rare runs whose host was not quiet;
-- with --hosts 2, a second host (fewer, slower cores) runs the same suite every night.
+- with --hosts 2, a second host (fewer, slower cores) runs the same suite every night;
+- what `tunebench calibrate` and `tunebench check` store (schema version 2): noise floors of the
+  main host's nightly suite on its latest software (its last 5 completed runs taken as A/A runs),
+  and check's findings at the slowdowns (a 'regression' on the night of the GPT and DLRM steps, a
+  'step change' on the 3 nights after when check's step search sees it), on every host.
+  --schema-version 1 writes a database from before those tables existed.
 Deterministic for a given --seed. The file must not exist yet (nothing is overwritten).
 """
 
@@ -26,6 +31,7 @@ import argparse
 import datetime
 import hashlib
 import json
+import math
 import sqlite3
 import sys
 from pathlib import Path
@@ -382,7 +388,122 @@ def revision_of(night: int, nights: int) -> str:
     return hashlib.sha1(f"tunebench-revision-{epoch}".encode()).hexdigest()
 
 
-def generate(path: Path, runs: int, trials: int, samples: int, hosts: int, seed: int) -> dict:
+def t_cdf(t: float, df: int) -> float:
+    """Student's t distribution function for a whole number of degrees of freedom (closed form)."""
+    theta = math.atan(t / math.sqrt(df))
+    s, c2 = math.sin(theta), math.cos(theta) ** 2
+    if df % 2 == 0:
+        term, total = 1.0, 1.0
+        for k in range(1, df // 2):
+            term *= c2 * (2 * k - 1) / (2 * k)
+            total += term
+        return 0.5 + 0.5 * s * total
+    term, total = 1.0, 1.0 if df > 1 else 0.0
+    for k in range(1, (df - 1) // 2):
+        term *= c2 * 2 * k / (2 * k + 1)
+        total += term
+    return 0.5 + (theta + s * math.cos(theta) * total) / math.pi
+
+
+def t_quantile(p: float, df: int) -> float:
+    lo, hi = -1e3, 1e3
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def iso(moment: datetime.datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_noise_floors(con: sqlite3.Connection, host_id: str, runs: list[dict],
+                       false_alarm: float = 0.01, power: float = 0.8, baseline_runs: int = 5) -> int:
+    """What `tunebench calibrate --from last:5` stores for the main host: the last (up to) 5
+    completed runs on the latest software serve as the A/A runs (nothing changed between them).
+    sigma_log and min_detectable are computed from the generated data as check.cpp computes them
+    (the false-alarm rate split over the benchmarks). None with fewer than 3 such runs."""
+    latest = runs[-1]["software_id"]
+    chosen = [r for r in runs if r["software_id"] == latest and r["status"] == "completed"][-5:]
+    if len(chosen) < 3:
+        return 0
+    keys = sorted({key for r in chosen for key in r["medians"]})
+    per_benchmark = false_alarm / max(len(keys), 1)
+    calibrated_at = iso(chosen[-1]["ended"] + datetime.timedelta(minutes=5))
+    uuids = dump([r["uuid"] for r in chosen])
+    rows = []
+    for experiment, arm in keys:
+        values = [r["medians"][(experiment, arm)] for r in chosen if (experiment, arm) in r["medians"]]
+        if len(values) < 3:
+            continue
+        sigma = float(np.std(np.log(values), ddof=1))
+        t = t_quantile(1 - per_benchmark, len(values) - 1) + t_quantile(power, len(values) - 1)
+        detectable = math.expm1(t * sigma * math.sqrt(1 + 1 / baseline_runs))
+        rows.append((host_id, latest, "nightly", experiment, arm, len(chosen), uuids, sigma,
+                     false_alarm, power, baseline_runs, detectable, calibrated_at))
+    con.executemany(f"INSERT INTO noise_floors VALUES ({', '.join('?' * 13)})", rows)
+    return len(rows)
+
+
+def write_findings(con: sqlite3.Connection, experiments: list[dict], runs: list[dict], nights: int,
+                   threshold: float = 0.05) -> int:
+    """What a nightly `tunebench check --across-software --baseline last:5` would have stored
+    (a step comes with a new git revision, so only --across-software has a baseline that night):
+    a 'regression' of every arm of the experiments that slow down (GPT at 30 %, DLRM at 75 % of
+    the history) on the night of the step, when the run median is more than `threshold` above the
+    median of the 5 earlier runs' medians; and a 'step change' on the 3 nights when check's step
+    search sees it (3+ runs before and after it, begun within the last 5 runs). Ratios come from
+    the generated medians; intervals are illustrative (±1.5 % for a regression, ±2 % for a step)."""
+    rows = []
+    for index, run in enumerate(runs):
+        night = run["night"]
+        checked_at = iso(run["ended"] + datetime.timedelta(minutes=1))
+        baseline = runs[max(0, index - 5):index]
+        if not baseline:
+            continue
+        for x in experiments:
+            # a step that began `age` nights ago (0: tonight) and slowed x down
+            for age in range(0, 5):
+                first = night - age
+                if first < 1 or step_factor(x, first, nights) <= step_factor(x, first - 1, nights):
+                    continue
+                for arm in sorted(a for name, a in run["medians"] if name == x["name"]):
+                    key = (x["name"], arm)
+                    if age == 0:
+                        before = [b["medians"][key] for b in baseline if key in b["medians"]]
+                        if not before or key not in run["medians"]:
+                            continue
+                        ratio = run["medians"][key] / float(np.median(before))
+                        lo, hi = ratio / 1.015, ratio * 1.015
+                        if ratio <= 1 + threshold or lo <= 1:
+                            continue
+                        rows.append((run["uuid"], x["name"], arm, "regression", ratio, lo, hi,
+                                     f"slower than the baseline: {ratio:.2f}x [{lo:.2f}, {hi:.2f}] hurts",
+                                     dump([b["uuid"] for b in baseline]), threshold, checked_at))
+                    elif age >= 2 and index - age >= 3:
+                        window = runs[max(0, index - 29):index + 1]
+                        after = [r["medians"][key] for r in window if r["night"] >= first and key in r["medians"]]
+                        prior = [r["medians"][key] for r in window if r["night"] < first and key in r["medians"]]
+                        if len(after) < 3 or len(prior) < 3:
+                            continue
+                        ratio = float(np.median(after) / np.median(prior))
+                        lo, hi = ratio / 1.02, ratio * 1.02
+                        start = runs[index - age]
+                        rows.append((run["uuid"], x["name"], arm, "step change", ratio, lo, hi,
+                                     f"step of {ratio:.3f}x [{lo:.3f}, {hi:.3f}] (p = 0.001) from run "
+                                     f"{start['uuid']} ({iso(start['started'])})",
+                                     dump([b["uuid"] for b in baseline]), threshold, checked_at))
+    con.executemany("INSERT INTO regressions (run_uuid, experiment, arm, kind, ratio, lo, hi, detail, "
+                    "baseline, threshold, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    return len(rows)
+
+
+def generate(path: Path, runs: int, trials: int, samples: int, hosts: int, seed: int,
+             schema_version: int = SCHEMA_VERSION) -> dict:
+    """Write the history to a new file. schema_version 1 writes a database as tunebench wrote it
+    before calibrate and check (kSchemaV1 only, no noise floors or findings)."""
+    if schema_version not in (1, SCHEMA_VERSION):
+        raise ValueError(f"schema_version must be 1 or {SCHEMA_VERSION}")
     rng = np.random.default_rng(seed)
     experiments = plan_suite(trials)
     suite = suite_json(experiments, samples)
@@ -393,8 +514,9 @@ def generate(path: Path, runs: int, trials: int, samples: int, hosts: int, seed:
 
     con = sqlite3.connect(path)
     con.executescript(SCHEMA_V1)
-    con.executescript(SCHEMA_V2)
-    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    if schema_version >= 2:
+        con.executescript(SCHEMA_V2)
+    con.execute(f"PRAGMA user_version = {schema_version}")
     con.execute("BEGIN")
     host_ids = []
     for host in chosen_hosts:
@@ -403,7 +525,8 @@ def generate(path: Path, runs: int, trials: int, samples: int, hosts: int, seed:
         host_ids.append(row[0])
     software_ids: dict[tuple[str, str], str] = {}
     trial_id = 0
-    totals = {"runs": 0, "trials": 0, "samples": 0}
+    totals = {"runs": 0, "trials": 0, "samples": 0, "noise_floors": 0, "findings": 0}
+    history: list[list[dict]] = [[] for _ in chosen_hosts]  # per host, oldest first
     for night in range(runs):
         version = "1.13.0" if night < runs // 2 else "2.1.0"
         revision = revision_of(night, runs)
@@ -421,6 +544,7 @@ def generate(path: Path, runs: int, trials: int, samples: int, hosts: int, seed:
                      "warnings": [] if quiet else ["load average 3.20 over the last minute"]}
             night_factor = float(rng.lognormal(0.0, 0.012))
             rows, sample_rows, failures = [], [], 0
+            pooled: dict[tuple[str, str], list] = {}  # (experiment, arm) -> sample arrays
             sequence = 0
             # Trials round-robin over the arms, arm order reversed on odd passes (ABBA).
             slots = [(x, arm) for x in experiments for arm in arms_of(x, host)]
@@ -448,6 +572,7 @@ def generate(path: Path, runs: int, trials: int, samples: int, hosts: int, seed:
                         values[outliers] *= 1.3
                         status, error = "ok", ""
                         ips = x["batch"] / float(np.median(values))
+                        pooled.setdefault((x["name"], arm), []).append(values)
                     rows.append((trial_id, run_uuid, x["name"], x["knob"], arm, dump(settings),
                                  x["model"], x["preset"], "{}", x["mode"], x["batch"], 5, samples,
                                  10, 600.0, process, sequence, int(rng.integers(1 << 62)), status,
@@ -465,9 +590,16 @@ def generate(path: Path, runs: int, trials: int, samples: int, hosts: int, seed:
                  host_ids[host_index], software_ids[(version, revision)], dump(state), int(quiet)))
             con.executemany(f"INSERT INTO trials VALUES ({', '.join('?' * 28)})", rows)
             con.executemany("INSERT INTO samples VALUES (?, ?, ?)", sample_rows)
+            history[host_index].append({
+                "night": night, "uuid": run_uuid, "started": started, "ended": started + duration,
+                "software_id": software_ids[(version, revision)], "status": status,
+                "medians": {key: float(np.median(np.concatenate(v))) for key, v in pooled.items()}})
             totals["runs"] += 1
             totals["trials"] += len(rows)
             totals["samples"] += len(sample_rows)
+    if schema_version >= 2:
+        totals["noise_floors"] = write_noise_floors(con, host_ids[0], history[0])
+        totals["findings"] = sum(write_findings(con, experiments, h, runs) for h in history)
     con.commit()
     con.close()
     return totals
@@ -482,15 +614,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hosts", type=int, default=1, choices=range(1, len(HOSTS) + 1),
                         help="hosts that run the suite each night")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--schema-version", type=int, default=SCHEMA_VERSION, choices=(1, SCHEMA_VERSION),
+                        help="1: a database from before calibrate and check (no noise floors, no findings)")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.trials < 4 or args.samples < 1:
         parser.error("--runs must be >= 1, --trials >= 4 and --samples >= 1")
     if args.out.exists():
         print(f"generate_history.py: error: {args.out} exists; choose a new path", file=sys.stderr)
         return 2
-    totals = generate(args.out, args.runs, args.trials, args.samples, args.hosts, args.seed)
+    totals = generate(args.out, args.runs, args.trials, args.samples, args.hosts, args.seed,
+                      args.schema_version)
     print(f"wrote {args.out}: {totals['runs']} runs, {totals['trials']} trials, "
-          f"{totals['samples']} samples")
+          f"{totals['samples']} samples, {totals['noise_floors']} noise floors, "
+          f"{totals['findings']} findings of check")
     return 0
 
 

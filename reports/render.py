@@ -10,8 +10,10 @@ that matches no run, an unknown --hosts name or a bad prices file.
 
 Sections: (1) claims vs measured effects of one run (forest plot + table, time and peak memory
 side by side); (2) factorial experiments (main effects, interaction); (3) trends over the
-nightly history with software changes; (4) hosts side by side (throughput per host, per core,
-per price), thread-sweep curves, energy.
+nightly history with software changes and the regressions `tunebench check` stored; (4) hosts side
+by side (throughput per host, per core, per price), thread-sweep curves, energy; (5) the run's
+regression check: findings of `tunebench check` and the noise floors of `tunebench calibrate`
+(a schema-version-1 database, without those tables, is read too and the page says what is missing).
 
 Layout of this file: compute first (database reading, statistics, analyses: plain data, no
 plotting), then present (matplotlib figures, HTML, Markdown), then the command line.
@@ -752,7 +754,7 @@ class SoftwareChange:
 class Trends:
     series: dict  # experiment -> [TrendSeries]
     changes: list  # of SoftwareChange
-    regressions: set  # {(run_uuid, experiment)} marked by `tunebench check`
+    regressions: set  # {(run_uuid, experiment, arm)} marked by `tunebench check`
     regression_note: str
     runs_per_host: dict
 
@@ -795,17 +797,109 @@ def trial_medians(con: sqlite3.Connection, hosts: list[str]):
     return [(run, when, host, x, arm, medians[i]) for i, run, when, host, x, arm in trials if i in medians]
 
 
+def table_columns(con: sqlite3.Connection, table: str) -> set:
+    return {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
+
+
+MARKED_KINDS = ("regression", "step change")  # not 'stopped helping': no slowdown to mark
+SCHEMA_V1_NOTE = ("this database has schema version 1, from before calibrate and check: open it once "
+                  "with this tunebench (e.g. `tunebench show latest --db FILE`) to migrate it to version 2 "
+                  "(a backup is kept beside it)")
+
+
 def regression_marks(con: sqlite3.Connection) -> tuple[set, str]:
-    """Regressions as `tunebench check` will store them: a `regressions` table with run_uuid
-    and experiment columns. Until it exists nothing is marked (and nothing is guessed)."""
-    columns = {row[1] for row in con.execute("PRAGMA table_info(regressions)")}
-    if {"run_uuid", "experiment"} <= columns:
-        marks = set(con.execute("SELECT run_uuid, experiment FROM regressions").fetchall())
-        return marks, f"{len(marks)} regression(s) found by `tunebench check` are marked ▼."
-    return set(), (
-        "Regressions are not marked: they come from `tunebench check`, which is not built yet "
-        "(no `regressions` table in this database). Nothing here is flagged by eye."
-    )
+    """The slowdowns `tunebench check` stored in the `regressions` table (kinds 'regression' and
+    'step change'), as {(run_uuid, experiment, arm)}. Nothing is guessed: without the table (a
+    version-1 database) or rows, nothing is marked and the note says why."""
+    if not {"run_uuid", "experiment", "arm", "kind"} <= table_columns(con, "regressions"):
+        return set(), ("Regressions are not marked: there is no `regressions` table, because "
+                       + SCHEMA_V1_NOTE + "; then run `tunebench check` after each run to mark regressions. "
+                       "Nothing here is flagged by eye.")
+    marks = set(con.execute(
+        f"SELECT run_uuid, experiment, arm FROM regressions WHERE kind IN ({','.join('?' * len(MARKED_KINDS))})",
+        MARKED_KINDS).fetchall())
+    if not marks:
+        return marks, ("No regression is marked: `tunebench check` has stored no regression or step change "
+                       "for these runs (run it after each run, as ci/nightly.sh does). Nothing here is flagged by eye.")
+    return marks, f"{len(marks)} regression(s) and step change(s) found by `tunebench check` are marked ▼."
+
+
+@dataclass
+class NoiseFloor:
+    experiment: str
+    arm: str
+    runs: int  # A/A runs measured
+    sigma_log: float  # standard deviation of ln(run median) across them
+    false_alarm: float  # per run
+    power: float
+    baseline_runs: int
+    min_detectable: float  # smallest slowdown detected, as a fraction
+    calibrated_at: str
+
+    @property
+    def spread(self) -> float:
+        """Run-to-run spread of the median as a fraction: expm1(sigma_log)."""
+        return math.expm1(self.sigma_log)
+
+
+@dataclass
+class Finding:
+    experiment: str
+    arm: str
+    kind: str  # regression | step change | stopped helping
+    ratio: float | None
+    lo: float | None
+    hi: float | None
+    detail: str
+    checked_at: str
+
+
+@dataclass
+class Check:
+    """What calibrate and check stored for the selected run. floors / findings are None when the
+    database has no such table (schema version 1); `note` says what is missing and what to do."""
+
+    floors: list | None = None
+    floors_note: str = ""
+    findings: list | None = None
+    findings_note: str = ""
+
+
+FLOOR_COLUMNS = ("experiment", "arm", "runs", "sigma_log", "false_alarm", "power", "baseline_runs",
+                 "min_detectable", "calibrated_at")
+FINDING_COLUMNS = ("experiment", "arm", "kind", "ratio", "lo", "hi", "detail", "checked_at")
+
+
+def load_check(con: sqlite3.Connection, run: RunInfo) -> Check:
+    """Noise floors for the run's host, software and suite (as storage.cpp's noise_floors()),
+    and the findings `tunebench check` stored for the run."""
+    check = Check()
+    if set(FLOOR_COLUMNS) <= table_columns(con, "noise_floors"):
+        rows = con.execute(
+            f"""SELECT {', '.join('f.' + c for c in FLOOR_COLUMNS)} FROM noise_floors f JOIN runs r
+                ON r.host_id = f.host_id AND r.software_id = f.software_id AND r.suite_name = f.suite_name
+                WHERE r.uuid = ? ORDER BY f.experiment, f.arm""", (run.uuid,)).fetchall()
+        check.floors = [NoiseFloor(*row) for row in rows]
+        if not rows:
+            check.floors_note = (f"Suite '{run.suite_name}' is not calibrated on this host and software "
+                                 f"(host {run.hostname}, LibTorch {run.libtorch_version}, git {run.git_revision[:7]}): "
+                                 "`tunebench calibrate --suite FILE` measures its noise floors with A/A runs.")
+    else:
+        check.floors_note = ("Noise floors are not shown: there is no `noise_floors` table, because "
+                             + SCHEMA_V1_NOTE + "; then `tunebench calibrate --suite FILE`.")
+    if set(FINDING_COLUMNS) | {"run_uuid"} <= table_columns(con, "regressions"):
+        order = "id" if "id" in table_columns(con, "regressions") else "rowid"
+        rows = con.execute(f"SELECT {', '.join(FINDING_COLUMNS)} FROM regressions WHERE run_uuid = ? ORDER BY {order}",
+                           (run.uuid,)).fetchall()
+        check.findings = [Finding(*row) for row in rows]
+        if not rows:
+            check.findings_note = ("No findings stored for this run: either `tunebench check` did not check it, "
+                                   "or it checked it and found nothing (the database does not record which). "
+                                   "`tunebench check --run RUN` checks it and stores what it finds.")
+    else:
+        check.findings_note = "Findings of `tunebench check` are not shown: there is no `regressions` table, because " \
+            + SCHEMA_V1_NOTE + "; then run `tunebench check` to find and store regressions."
+    return check
 
 
 def compute_trends(con: sqlite3.Connection, runs: list[RunInfo], hosts: list[str]) -> Trends:
@@ -1221,7 +1315,7 @@ def plot_trends(trends: Trends) -> bytes | None:
             ax.fill_between(s.when, np.array(s.lows) * scale, np.array(s.highs) * scale, color=colour, alpha=0.18, lw=0)
             ax.plot(s.when, np.array(s.medians) * scale, color=colour, ls=HOST_STYLES[h % 4], lw=1.3,
                     marker=HOST_MARKERS[h % 4] if len(s.when) <= 40 else None, ms=3)
-            marked = [i for i, u in enumerate(s.run_uuids) if (u, experiment) in trends.regressions]
+            marked = [i for i, u in enumerate(s.run_uuids) if (u, experiment, s.arm) in trends.regressions]
             if marked:
                 ax.plot([s.when[i] for i in marked], [s.medians[i] * scale * 1.04 for i in marked],
                         "v", color="#d7191c", ms=8, zorder=4)
@@ -1260,7 +1354,8 @@ def plot_trends(trends: Trends) -> bytes | None:
     if draw_git and git_changes:
         handles.append(matplotlib.lines.Line2D([], [], color="#999999", lw=0.8, ls=":", label="git revision change"))
     if trends.regressions:
-        handles.append(matplotlib.lines.Line2D([], [], color="#d7191c", marker="v", ls="", label="regression (tunebench check)"))
+        handles.append(matplotlib.lines.Line2D([], [], color="#d7191c", marker="v", ls="",
+                                               label="regression or step change (tunebench check)"))
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=9, frameon=False)
     return png_bytes(fig)
 
@@ -1370,6 +1465,7 @@ class Report:
     experiments: list = field(default_factory=list)
     factorials: list = field(default_factory=list)
     trends: Trends | None = None
+    check: Check | None = None  # noise floors and findings of `tunebench check` for the run
     throughput: list = field(default_factory=list)
     threads: list = field(default_factory=list)
     prices: dict = field(default_factory=dict)
@@ -1382,7 +1478,7 @@ class Report:
 
 
 SECTIONS = {"run": "Run", "claims": "Claims vs measured", "factorial": "Factorial experiments",
-            "trends": "Trends", "hosts": "Hosts side by side"}
+            "trends": "Trends", "hosts": "Hosts side by side", "check": "Regression check"}
 
 
 def load_prices(path: str) -> dict:
@@ -1411,7 +1507,7 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
             raise ReportError(f"--run {run_spec!r}: the database has no runs")
         report.lack("run", f"The database has no tunebench tables (an empty file?). Make runs with "
                            f"`tunebench run --suite suites/smoke.json --db {db_path}`.")
-        for section in ("claims", "factorial", "trends", "hosts"):
+        for section in ("claims", "factorial", "trends", "hosts", "check"):
             report.lack(section, "No run: nothing to show.")
         return report
     if version > SCHEMA_VERSION:
@@ -1435,10 +1531,11 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
     if report.run is None:
         report.lack("run", "The database has no runs yet. Make one with "
                            "`tunebench run --suite suites/smoke.json`.")
-        for section in ("claims", "factorial", "trends", "hosts"):
+        for section in ("claims", "factorial", "trends", "hosts", "check"):
             report.lack(section, "No run: nothing to show.")
         return report
     report.details = load_run_details(con, report.run.uuid)
+    report.check = load_check(con, report.run)
     trials = load_trials(con, [report.run.uuid])
     report.experiments = analyze_run(trials, report.details.claims)
     if not report.run.host_quiet:
@@ -1619,6 +1716,12 @@ def render_html(report: Report, figures: dict) -> str:
                     f'{" · peak memory" if metric == "peak memory" else ""}</span>'
                     for name, metric, _ in groups[verdict])
                 rows.append(f"<div><b>{esc(title)}:</b> {chips}</div>")
+        findings = report.check.findings if report.check else None
+        if findings:
+            chips = "".join(f'<span class="chip {"none" if f.kind == "stopped helping" else "hurts"}">'
+                            f"{esc(f.kind)}: {esc(f.experiment)}{' ' + esc(f.arm) if f.arm else ''}</span>"
+                            for f in findings)
+            rows.append(f'<div><b><a href="#check">Found by tunebench check</a>:</b> {chips}</div>')
         if rows:
             parts.append('<div class="glance">' + "".join(rows) + "</div>")
     else:
@@ -1658,6 +1761,8 @@ def render_html(report: Report, figures: dict) -> str:
                      "software changes.</p>")
         parts.append(image_html(figures["trends.png"], "median time per iteration over the runs"))
         parts.append(software_changes_html(report.trends))
+        if report.trends.regressions:
+            parts.append(f'<p class="meta">{esc(report.trends.regression_note)}</p>')
     parts.append(notes_html(report, "trends"))
 
     # 4. Hosts
@@ -1674,6 +1779,12 @@ def render_html(report: Report, figures: dict) -> str:
                      "this report does not read them yet.</div>")
     parts.append(notes_html(report, "hosts"))
 
+    # 5. Regression check
+    parts.append('<h2 id="check">5. Regression check of this run</h2>')
+    if report.check:
+        parts.append(check_html(report.check))
+    parts.append(notes_html(report, "check"))
+
     if report.details and report.details.not_applicable:
         parts.append("<h2>Not applicable on this host</h2><table><tr><th>experiment</th><th>reason</th></tr>")
         parts.extend(f"<tr><td>{esc(na.get('experiment', '?'))}</td><td>{esc(na.get('reason', ''))}</td></tr>"
@@ -1683,6 +1794,65 @@ def render_html(report: Report, figures: dict) -> str:
                  f"{esc(report.db_path)}. Figures are embedded; the page needs no network.</footer>")
     parts.append("</main></body></html>")
     return "\n".join(p for p in parts if p)
+
+
+def percent(fraction) -> str:
+    """As tunebench's format_percent: one decimal, '-' when not a number."""
+    return f"{100 * fraction:.1f} %" if isinstance(fraction, (int, float)) and math.isfinite(fraction) else "-"
+
+
+def floors_caption(floors: list) -> str:
+    """The calibration's settings in words; each stored per row, listed once when rows agree."""
+    def values(attr, fmt):
+        return " / ".join(dict.fromkeys(fmt(getattr(f, attr)) for f in floors))
+    return (f"Noise floors from {values('runs', str)} A/A runs (calibrated {values('calibrated_at', str)}): "
+            "the run-to-run spread of each benchmark's run median, expm1(σ of ln(run median)), and the "
+            f"smallest slowdown `tunebench check` detects with probability {values('power', percent)} at a "
+            f"{values('false_alarm', percent)} false-alarm rate per run (split over the suite's benchmarks) "
+            f"against {values('baseline_runs', str)} baseline runs.")
+
+
+def check_html(check: Check) -> str:
+    parts = ["<h3>Found by tunebench check</h3>"]
+    if check.findings:
+        parts.append("<table><tr><th>kind</th><th>experiment</th><th>arm</th><th>detail</th></tr>")
+        for f in check.findings:
+            cls = "none" if f.kind == "stopped helping" else "hurts"
+            parts.append(f'<tr><td class="verdict"><span class="chip {cls}">{esc(f.kind)}</span></td>'
+                         f"<td>{esc(f.experiment)}</td><td>{esc(f.arm)}</td><td>{esc(f.detail)}</td></tr>")
+        parts.append(f'</table><p class="meta">Checked {esc(", ".join(dict.fromkeys(f.checked_at for f in check.findings)))}. '
+                     "Regressions and step changes are marked ▼ in the trends.</p>")
+    else:
+        parts.append(f'<div class="note">{esc(check.findings_note)}</div>')
+    parts.append("<h3>Noise floors</h3>")
+    if check.floors:
+        parts.append('<table><tr><th>benchmark</th><th>arm</th><th>run-to-run spread</th>'
+                     "<th>smallest detectable slowdown</th></tr>")
+        parts.extend(f'<tr><td>{esc(f.experiment)}</td><td>{esc(f.arm)}</td><td class="num">{esc(percent(f.spread))}</td>'
+                     f'<td class="num">{esc(percent(f.min_detectable))}</td></tr>' for f in check.floors)
+        parts.append(f'</table><p class="meta">{esc(floors_caption(check.floors))}</p>')
+    else:
+        parts.append(f'<div class="note">{esc(check.floors_note)}</div>')
+    return "\n".join(parts)
+
+
+def check_markdown(check: Check) -> list:
+    lines = ["### Found by tunebench check", ""]
+    if check.findings:
+        lines.extend(f"- **{md(f.kind)}** {md(f.experiment)}" + (f" ({md(f.arm)})" if f.arm else "") + f": {md(f.detail)}"
+                     for f in check.findings)
+    else:
+        lines.append(md(check.findings_note))
+    lines += ["", "### Noise floors", ""]
+    if check.floors:
+        lines.append(md(floors_caption(check.floors)))
+        lines += ["", "| benchmark | arm | run-to-run spread | smallest detectable slowdown |", "|---|---|---|---|"]
+        lines.extend(f"| {md(f.experiment)} | {md(f.arm)} | {md(percent(f.spread))} | {md(percent(f.min_detectable))} |"
+                     for f in check.floors)
+    else:
+        lines.append(md(check.floors_note))
+    lines.append("")
+    return lines
 
 
 def effects_table_html(report: Report) -> str:
@@ -1800,6 +1970,8 @@ def render_markdown(report: Report, html_path: Path) -> str:
                     lines.append(f"| {VERDICT_MARKS.get(e.verdict, md(e.verdict))} | {md(name)} | {md(e.metric)} | "
                                  f"{md(effect_text(e))} | {md(claim_text(x))} |")
             lines.append("")
+        if report.check:
+            lines.extend(check_markdown(report.check))
     else:
         lines.append("## tunebench report")
         lines.append("")

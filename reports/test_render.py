@@ -8,8 +8,9 @@ cores). Outputs go to $TUNEBENCH_TEST_OUT (default: a new temporary directory), 
 test; the path is printed at the start.
 
 Environment:
-  TUNEBENCH_BINARY    path to a built tunebench: enables the schema test and the test that the
-                      effects here equal `tunebench show --json`'s (skipped without it)
+  TUNEBENCH_BINARY    path to a built tunebench: enables the schema test, the tests that the
+                      effects, noise floors and findings here equal `tunebench show --json`'s, and
+                      the render of a version-1 database tunebench migrated (skipped without it)
   TUNEBENCH_TEST_OUT  where outputs go (the screenshot is OUT/screenshot/report.png)
 """
 
@@ -51,6 +52,9 @@ def setUpModule():
     generate_history.generate(DATABASES / "one-run.sqlite", runs=1, trials=48, samples=5, hosts=1, seed=1)
     generate_history.generate(DATABASES / "nightly.sqlite", runs=30, trials=48, samples=5, hosts=1, seed=2)
     generate_history.generate(DATABASES / "two-hosts.sqlite", runs=5, trials=48, samples=5, hosts=2, seed=3)
+    # As tunebench wrote it before calibrate and check: kSchemaV1 only, user_version 1.
+    generate_history.generate(DATABASES / "schema-v1.sqlite", runs=12, trials=48, samples=5, hosts=1, seed=4,
+                              schema_version=1)
     with contextlib.closing(sqlite3.connect(DATABASES / "schema-only.sqlite")) as con:
         con.executescript(generate_history.SCHEMA_V1)
         con.executescript(generate_history.SCHEMA_V2)
@@ -198,7 +202,15 @@ class RenderTest(RenderCase):
         self.assertIn("Trends need at least 2 runs", page)
         self.assertIn("Only one host", page)
         self.assertIn("Energy per sample is not recorded yet", page)
-        self.assertIn("not built yet", page)  # regression marking
+        # schema version 2, but neither calibrated nor checked
+        self.assertIn("5. Regression check of this run", page)
+        self.assertIn("No findings stored for this run", page)
+        self.assertIn("Suite &#x27;nightly&#x27; is not calibrated on this host and software", page)
+        self.assertIn("tunebench calibrate --suite FILE", page)
+        self.assertIn("No regression is marked", page)
+        self.assertIn("No findings stored for this run", summary)
+        self.assertIn("is not calibrated on this host and software", summary)
+        self.assertNotIn("not built yet", page + summary)
         self.assertIn("| verdict | experiment |", summary)
         self.assertIn("helps", summary)
         # every printed effect carries its interval
@@ -211,22 +223,111 @@ class RenderTest(RenderCase):
         self.assertTrue((out / "trends.png").stat().st_size > 50_000)
         self.assertIn("LibTorch 1.13.0 → 2.1.0", page)
         self.assertIn("git revision change", page)
-        self.assertIn("Regressions are not marked", page)
+        self.assertNotIn("Regressions are not marked", page)
         self.assertNotIn("Trends need at least 2 runs", page)
         with contextlib.closing(sqlite3.connect(DATABASES / "nightly.sqlite")) as con:
             first = con.execute("SELECT uuid FROM runs ORDER BY started_at LIMIT 1").fetchone()[0]
         _, page, _ = self.render(DATABASES / "nightly.sqlite", "--run", first[:12], name="nightly_first_run")
         self.assertIn(first, page)
 
-    def test_regressions_are_marked_when_check_recorded_them(self):
+    def test_noise_floors_of_the_latest_run(self):
+        db = DATABASES / "nightly.sqlite"
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            latest = con.execute("SELECT uuid, host_id, software_id FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
+            floors = con.execute("SELECT experiment, arm, runs, sigma_log, false_alarm, power, baseline_runs, "
+                                 "min_detectable, calibrated_at FROM noise_floors WHERE host_id = ? AND "
+                                 "software_id = ? AND suite_name = 'nightly'", latest[1:]).fetchall()
+            findings = con.execute("SELECT COUNT(*) FROM regressions WHERE run_uuid = ?", latest[:1]).fetchone()[0]
+        self.assertEqual(len(floors), 22, "the generator calibrates every arm of the nightly suite")
+        self.assertEqual(findings, 0, "the latest night is after every step")
+        _, page, summary = self.render(db)
+        self.assertIn("<h3>Noise floors</h3>", page)
+        for experiment, arm, runs, sigma, false_alarm, power, baseline, detectable, at in floors:
+            spread, smallest = f"{100 * math.expm1(sigma):.1f} %", f"{100 * detectable:.1f} %"
+            self.assertIn(f'<tr><td>{experiment}</td><td>{arm}</td><td class="num">{spread}</td>'
+                          f'<td class="num">{smallest}</td></tr>', page)
+            self.assertIn(f"| {render.md(experiment)} | {render.md(arm)} | {spread} | {smallest} |", summary)
+            self.assertGreater(detectable, math.expm1(sigma))
+        runs, _, false_alarm, power, baseline, _, at = floors[0][2:]
+        self.assertEqual((runs, false_alarm, power, baseline), (5, 0.01, 0.8, 5))
+        for text in (page, summary):
+            self.assertIn(f"Noise floors from 5 A/A runs (calibrated {at})", text)
+            self.assertIn("with probability 80.0 % at a 1.0 % false-alarm rate per run", text)
+            self.assertIn("against 5 baseline runs", text)
+            self.assertIn("No findings stored for this run", text)
+        # no_grad.resnet50 off, by hand: t quantiles (4 degrees of freedom) at 1 - 0.01/22 and 0.8, baseline 5
+        row = next(f for f in floors if f[:2] == ("no_grad.resnet50-full-infer", "off"))
+        self.assertAlmostEqual(row[7], math.expm1((8.827 + 0.941) * row[3] * math.sqrt(1.2)), delta=0.001)
+
+    def test_findings_of_check(self):
         db = copy_database("nightly.sqlite", self._testMethodName)
         with contextlib.closing(sqlite3.connect(db)) as con:
-            run = con.execute("SELECT uuid FROM runs ORDER BY started_at LIMIT 1 OFFSET 10").fetchone()[0]
-            con.execute("CREATE TABLE regressions (run_uuid TEXT, experiment TEXT)")
-            con.execute("INSERT INTO regressions VALUES (?, 'no_grad.resnet50-full-infer')", (run,))
+            kinds = dict(con.execute("SELECT kind, COUNT(*) FROM regressions GROUP BY kind").fetchall())
+            # GPT (3 experiments x 2 arms) and DLRM (2 x 2): a regression the night of the step and a
+            # step change on the 3 nights after
+            self.assertEqual(kinds, {"regression": 10, "step change": 30})
+            gpt_night = con.execute("SELECT uuid FROM runs ORDER BY started_at LIMIT 1 OFFSET 9").fetchone()[0]
+            rows = con.execute("SELECT experiment, arm, kind, ratio, lo, hi, detail FROM regressions "
+                               "WHERE run_uuid = ? ORDER BY id", (gpt_night,)).fetchall()
+            # a finding that is not a slowdown of the run: listed, never marked
+            con.execute("INSERT INTO regressions (run_uuid, experiment, arm, kind, detail, baseline, threshold, "
+                        "checked_at) VALUES (?, 'no_grad.resnet50-full-infer', '', 'stopped helping', "
+                        "'no_grad.resnet50-full-infer (time on vs off): 0.86x [0.84, 0.88] helps → 1.00x "
+                        "[0.98, 1.02] no measurable effect', '[]', 0.05, '2025-01-10T03:00:00Z')", (gpt_night,))
             con.commit()
-        _, page, _ = self.render(db)
-        self.assertNotIn("Regressions are not marked", page)
+        self.assertEqual({r[0].split(".")[-1].split("-")[0] for r in rows}, {"gpt"})
+        self.assertEqual({r[2] for r in rows}, {"regression"})
+        _, page, summary = self.render(db, "--run", gpt_night)
+        self.assertIn("<h3>Found by tunebench check</h3>", page)
+        for experiment, arm, kind, ratio, lo, hi, detail in rows:
+            self.assertGreater(ratio, 1.05)
+            self.assertEqual(detail, f"slower than the baseline: {ratio:.2f}x [{lo:.2f}, {hi:.2f}] hurts")
+            self.assertIn(f'<span class="chip hurts">regression</span></td><td>{experiment}</td><td>{arm}</td>'
+                          f"<td>{detail}</td>", page)
+            self.assertIn(f"- **regression** {render.md(experiment)} ({arm}): {render.md(detail)}", summary)
+        self.assertIn('<span class="chip none">stopped helping</span></td><td>no_grad.resnet50-full-infer</td>', page)
+        self.assertIn("- **stopped helping** no\\_grad.resnet50-full-infer: no\\_grad", summary)
+        self.assertIn("Found by tunebench check</a>:</b>", page)  # at a glance, at the top
+        self.assertIn("not calibrated on this host and software", page)  # older software than the floors
+        self.assertIn("40 regression(s) and step change(s) found by `tunebench check` are marked ▼.", page)
+        # marks: regressions and step changes, per run, experiment and arm; not 'stopped helping'
+        con, _, _ = render.open_database(str(db))
+        with contextlib.closing(con):
+            marks, _ = render.regression_marks(con)
+        self.assertEqual(len(marks), 40)
+        self.assertIn((gpt_night, rows[0][0], rows[0][1]), marks)
+        self.assertNotIn((gpt_night, "no_grad.resnet50-full-infer", ""), marks)
+        self.assertFalse(any(m[1] == "no_grad.resnet50-full-infer" for m in marks))
+        # the night of a step change, a few runs later
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            later = con.execute("SELECT uuid FROM runs ORDER BY started_at LIMIT 1 OFFSET 11").fetchone()[0]
+            step = con.execute("SELECT detail FROM regressions WHERE run_uuid = ? AND kind = 'step change'",
+                               (later,)).fetchall()
+        _, page, _ = self.render(db, "--run", later, name="findings_step_change")
+        self.assertEqual(len(step), 6)
+        for (detail,) in step:
+            self.assertRegex(detail, rf"^step of 1\.1\d\dx \[1\.\d+, 1\.\d+\] \(p = 0\.001\) from run {gpt_night} ")
+            self.assertIn(f"<td>{detail}</td>", page)
+
+    def test_schema_version_1(self):
+        db = DATABASES / "schema-v1.sqlite"
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 1)
+        self.assertNotIn("noise_floors", tables)
+        self.assertNotIn("regressions", tables)
+        out, page, summary = self.render(db)
+        self.assertTrue((out / "trends.png").exists())
+        for text in (page, summary):
+            self.assertIn("schema version 1", text)
+            self.assertIn("Noise floors are not shown: there is no", text)
+            self.assertIn("Findings of", text)
+            self.assertIn("are not shown: there is no", text)
+            self.assertIn("to migrate it to version 2", text)
+        self.assertIn("Regressions are not marked: there is no `regressions` table", page)
+        self.assertIn("run `tunebench check` after each run to mark regressions", page)
+        self.assertNotIn("not built yet", page + summary)
+        self.assertNotIn("<h3>Noise floors</h3>\n<table", page)
 
     def test_two_hosts(self):
         prices = OUT / "prices.json"
@@ -273,6 +374,34 @@ class RenderTest(RenderCase):
         self.assertNotIn(XSS, summary)
         self.assertNotIn("<b onmouseover", summary)
         self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", summary)
+
+    def test_findings_and_floors_are_escaped(self):
+        db = copy_database("nightly.sqlite", self._testMethodName)
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            latest, host, software = con.execute(
+                "SELECT uuid, host_id, software_id FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
+            con.execute("INSERT INTO regressions (run_uuid, experiment, arm, kind, ratio, lo, hi, detail, baseline, "
+                        "threshold, checked_at) VALUES (?, ?, ?, 'regression', 1.2, NULL, NULL, ?, '[]', 0.05, ?)",
+                        (latest, XSS, "off<img src=x onerror=alert(2)>", f"slower: {XSS} | *bold* [x](y)",
+                         "<b>2025</b>"))
+            con.execute("UPDATE noise_floors SET experiment = ? WHERE experiment = 'no_grad.resnet50-full-infer' "
+                        "AND host_id = ? AND software_id = ?", (XSS, host, software))
+            con.commit()
+        _, page, summary = self.render(db)
+        self.assertIn("<h3>Found by tunebench check</h3>", page)
+        self.assertNotIn(XSS, page)
+        self.assertNotIn("<img src=x", page)
+        self.assertNotIn("<b>2025</b>", page)
+        self.assertIn("<td>&lt;script&gt;alert(1)&lt;/script&gt;</td><td>off&lt;img src=x onerror=alert(2)&gt;</td>"
+                      "<td>slower: &lt;script&gt;alert(1)&lt;/script&gt; | *bold* [x](y)</td>", page)
+        self.assertIn('<tr><td>&lt;script&gt;alert(1)&lt;/script&gt;</td><td>off</td><td class="num">', page)
+        self.assertIn("regression: &lt;script&gt;alert(1)&lt;/script&gt;", page)  # the glance line
+        self.assertSelfContained(page)
+        self.assertNotIn(XSS, summary)
+        self.assertNotIn("<img src=x", summary)
+        self.assertIn("- **regression** &lt;script&gt;alert(1)&lt;/script&gt; (off&lt;img src=x onerror=alert(2)&gt;): "
+                      "slower: &lt;script&gt;alert(1)&lt;/script&gt; \\| \\*bold\\* \\[x\\](y)", summary)
+        self.assertIn("| &lt;script&gt;alert(1)&lt;/script&gt; | off |", summary)
 
 
 class ErrorTest(RenderCase):
@@ -325,7 +454,7 @@ class ErrorTest(RenderCase):
 
 
 @unittest.skipUnless(BINARY, "set TUNEBENCH_BINARY to a built tunebench (e.g. build/debian/tunebench) to compare with it")
-class TunebenchTest(unittest.TestCase):
+class TunebenchTest(RenderCase):
     def test_generator_schema_equals_tunebench_schema(self):
         made = OUT / "tunebench-made.sqlite"
         for leftover in OUT.glob("tunebench-made.sqlite*"):
@@ -374,6 +503,42 @@ class TunebenchTest(unittest.TestCase):
                                            msg=f"{expected['name']} {effect.metric} {key}")
                 compared += 1
         self.assertGreater(compared, 10)
+
+    def test_floors_and_findings_equal_tunebench_show(self):
+        db = copy_database("nightly.sqlite", self._testMethodName)
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            latest = con.execute("SELECT uuid FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()[0]
+            checked = con.execute("SELECT uuid FROM runs ORDER BY started_at LIMIT 1 OFFSET 12").fetchone()[0]
+        con, _, _ = render.open_database(str(db))
+        with contextlib.closing(con):
+            runs = {r.uuid: r for r in render.load_runs(con)}
+            checks = {uuid: render.load_check(con, runs[uuid]) for uuid in (latest, checked)}
+        for uuid, check in checks.items():
+            shown = json.loads(subprocess.run([BINARY, "show", uuid, "--db", str(db), "--json"],
+                                              capture_output=True, text=True, check=True).stdout)
+            self.assertEqual([(f["experiment"], f["arm"], f["runs"], f["calibrated_at"]) for f in shown["noise_floors"]],
+                             [(f.experiment, f.arm, f.runs, f.calibrated_at) for f in check.floors or []])
+            for f, mine in zip(shown["noise_floors"], check.floors or []):
+                for key in ("sigma_log", "min_detectable", "false_alarm", "power", "baseline_runs"):
+                    self.assertAlmostEqual(f[key], getattr(mine, key), delta=1e-12)
+            self.assertEqual([(f["experiment"], f["arm"], f["kind"], f["detail"]) for f in shown["findings"]],
+                             [(f.experiment, f.arm, f.kind, f.detail) for f in check.findings])
+        self.assertTrue(checks[latest].floors and not checks[latest].findings)
+        self.assertTrue(checks[checked].findings and not checks[checked].floors)
+
+    def test_version_1_database_migrated_by_tunebench(self):
+        db = copy_database("schema-v1.sqlite", self._testMethodName)
+        for leftover in db.parent.glob("schema-v1.sqlite.*"):
+            leftover.unlink()
+        subprocess.run([BINARY, "show", "latest", "--db", str(db)], capture_output=True, text=True, check=True)
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], generate_history.SCHEMA_VERSION)
+        _, page, summary = self.render(db, name=self._testMethodName + "_out")
+        for text in (page, summary):
+            self.assertNotIn("schema version 1", text)
+            self.assertIn("No findings stored for this run", text)
+            self.assertIn("is not calibrated on this host and software", text)
+        self.assertIn("No regression is marked", page)
 
 
 @unittest.skipUnless(CHROMIUM, "chromium is not installed (Debian: apt-get install chromium)")
