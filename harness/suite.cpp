@@ -12,6 +12,14 @@ using nlohmann::json;
 
 namespace {
 
+// Experiment names are database keys, report labels and what --filter's regular expression
+// searches; libstdc++'s std::regex recurses once per character and overflowed the stack on a
+// name of 300,000 characters.
+constexpr size_t kMaxNameLength = 200;
+// A suite needs five levels of nesting; JSON values are copied, compared and printed
+// recursively, so a file of 200,000 '[' overflowed the stack.
+constexpr int kMaxDepth = 64;
+
 struct Context {
   std::string path;
   [[noreturn]] void fail(const std::string& where, const std::string& what) const {
@@ -96,6 +104,22 @@ json checked_settings(const Context& ctx, const json& settings, const std::strin
   return out;
 }
 
+// A setting of another knob that does not apply to the model would reach the worker as a build
+// option the model lacks (inplace_act on gpt) and fail every trial: refused up front. The
+// experiment's own knobs (`used`) are not checked here: they make it not applicable instead.
+void check_setting_models(const Context& ctx, const json& settings, const std::string& where,
+                          const std::string& model, const std::vector<const knobs::Knob*>& used) {
+  for (const auto& [id, value] : settings.items()) {
+    const knobs::Knob* k = knobs::find(id);
+    if (!k || k->models.empty() || std::find(used.begin(), used.end(), k) != used.end()) continue;
+    if (std::find(k->models.begin(), k->models.end(), model) == k->models.end()) {
+      std::string list;
+      for (const auto& m : k->models) list += (list.empty() ? "" : ", ") + m;
+      ctx.fail(where + "/" + id, fmt::format("{} applies to {} only, not {}", id, list, model));
+    }
+  }
+}
+
 const std::vector<std::string> kSharedFields{"processes", "warmup",  "samples", "iterations",
                                              "timeout_s", "batch",   "mode",    "model",
                                              "preset",    "options", "settings"};
@@ -139,8 +163,10 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
     const knobs::Knob& k = knob_of(ctx, e["knob"], where + "/knob");
     x.knob = k.id;
     used.push_back(&k);
-    const bool aa = e.value("aa", false) == true;
-    if (e.contains("aa") && !e["aa"].is_boolean()) ctx.fail(where + "/aa", "must be true or false");
+    if (e.contains("aa") && !e["aa"].is_boolean()) {
+      ctx.fail(where + "/aa", "must be true or false, got " + short_dump(e["aa"]));
+    }
+    const bool aa = e.value("aa", false);
     if (aa && e.contains("arms"))
       ctx.fail(where + "/arms", "an A/A control runs the knob's ON arm twice: give no arms");
     // An A/A control: both arms identical (the knob ON), to measure the noise floor of the
@@ -162,6 +188,8 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
   } else {
     if (e.contains("arms"))
       ctx.fail(where + "/arms", "a factorial experiment takes its arms from its knobs");
+    if (e.contains("aa"))
+      ctx.fail(where + "/aa", "an A/A control takes one \"knob\", not a factorial");
     const json& f = e["factorial"];
     if (!f.is_array() || f.size() < 2 || f.size() > 4) {
       ctx.fail(where + "/factorial", "must list 2 to 4 catalog ids, got " + short_dump(f));
@@ -188,6 +216,11 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
       x.arms.push_back(arm);
     }
   }
+  check_setting_models(ctx, x.settings, where + "/settings", x.model.model, used);
+  for (const Arm& arm : x.arms) {
+    if (has_knob)
+      check_setting_models(ctx, arm.settings, where + "/arms/" + arm.name, x.model.model, used);
+  }
   x.name = e.contains("name") ? text(ctx, e, where, "name", "", true)
                               : fmt::format("{}{}.{}-{}-{}", x.aa ? "aa." : "",
                                             has_knob ? used.front()->id : [&] {
@@ -196,6 +229,10 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
                                               return s;
                                             }(),
                                             x.model.model, x.model.preset, to_string(x.mode));
+  if (x.name.size() > kMaxNameLength) {
+    ctx.fail(where + "/name",
+             fmt::format("must be at most {} characters, got {}", kMaxNameLength, x.name.size()));
+  }
   for (const knobs::Knob* k : used) {
     const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host);
     if (!why.empty()) {
@@ -220,6 +257,29 @@ std::string line_and_column(const std::string& text, size_t byte) {
   return fmt::format("line {}, column {}", line, column);
 }
 
+// Where the nesting first goes deeper than kMaxDepth (brackets outside strings), or npos.
+size_t too_deep(const std::string& text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
 }  // namespace
 
 Suite parse(const std::string& text_in, const std::string& path, const knobs::HostCaps& host) {
@@ -227,11 +287,18 @@ Suite parse(const std::string& text_in, const std::string& path, const knobs::Ho
   Suite s;
   s.path = path;
   s.hash = sha256_hex(text_in);
+  if (const size_t at = too_deep(text_in); at != std::string::npos) {
+    throw SuiteError(fmt::format("{}: {}: nested more than {} levels deep (a suite needs 5)", path,
+                                 line_and_column(text_in, at + 1), kMaxDepth));
+  }
   try {
     s.json = json::parse(text_in);
   } catch (const json::parse_error& e) {
     throw SuiteError(fmt::format("{}: {}: not valid JSON: {}", path,
                                  line_and_column(text_in, e.byte), e.what()));
+  } catch (const json::exception& e) {
+    // A number beyond a double (1e309) is out_of_range, not a parse_error: it has no position.
+    throw SuiteError(fmt::format("{}: not valid JSON: {}", path, e.what()));
   }
   const json& j = s.json;
   if (!j.is_object()) ctx.fail("", "a suite must be a JSON object, got " + short_dump(j));
@@ -276,7 +343,8 @@ std::vector<TrialSpec> expand(const Suite& suite, const std::string& filter,
   uint64_t experiment_seed = 1;
   for (const auto& x : suite.experiments) {
     ++experiment_seed;
-    if (!x.not_applicable.empty() || !std::regex_search(x.name, pattern)) continue;
+    if (!x.not_applicable.empty() || (!filter.empty() && !std::regex_search(x.name, pattern)))
+      continue;
     for (int p = 0; p < x.processes; ++p) {
       // ABBA: even rounds run the arms forward, odd rounds backward, so drift hits all alike.
       for (size_t i = 0; i < x.arms.size(); ++i) {

@@ -29,13 +29,21 @@ struct Field {
   std::function<json(const Config&)> get;
 };
 
+// The upper bounds keep the size arithmetic (parameters, FLOPs, memory estimate) within int64_t:
+// far beyond any model this machine or a large one could build, and no overflow (found by
+// fuzz/fuzz_suite.cpp: e.g. a width of 2^40 overflowed the parameter count).
 template <class Config>
-Field<Config> int_field(const std::string& name, int64_t Config::*member, int64_t min_value) {
+Field<Config> int_field(const std::string& name, int64_t Config::*member, int64_t min_value,
+                        int64_t max_value) {
   return {name,
           [=](Config& c, const json& v) {
             if (!v.is_number_integer()) throw std::string("must be an integer");
+            if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(max_value)) {
+              throw "must be at most " + std::to_string(max_value);
+            }
             const int64_t x = v.get<int64_t>();
             if (x < min_value) throw "must be at least " + std::to_string(min_value);
+            if (x > max_value) throw "must be at most " + std::to_string(max_value);
             c.*member = x;
           },
           [=](const Config& c) { return json(c.*member); }};
@@ -79,7 +87,8 @@ struct Family {
     }
     const json options = spec.options.is_null() ? json::object() : spec.options;
     for (const auto& [key, value] : options.items()) {
-      auto it = std::find_if(fields.begin(), fields.end(), [&](auto& f) { return f.name == key; });
+      auto it = std::find_if(fields.begin(), fields.end(),
+                             [&wanted = key](auto& f) { return f.name == wanted; });
       if (it == fields.end()) {
         std::vector<std::string> valid;
         for (const auto& f : fields) valid.push_back(f.name);
@@ -127,9 +136,9 @@ const Family<ResNetConfig>& resnet_family() {
         }
         return c;
       },
-      {int_field("width", &ResNetConfig::width, 1),
-       int_field("num_classes", &ResNetConfig::num_classes, 1),
-       int_field("image_size", &ResNetConfig::image_size, 32),
+      {int_field("width", &ResNetConfig::width, 1, 1 << 12),
+       int_field("num_classes", &ResNetConfig::num_classes, 1, 1 << 24),
+       int_field("image_size", &ResNetConfig::image_size, 32, 1 << 16),
        bool_field("conv_bias", &ResNetConfig::conv_bias),
        bool_field("inplace_act", &ResNetConfig::inplace_act)},
       resnet_stats,
@@ -158,11 +167,12 @@ const Family<GptConfig>& gpt_family() {
         }
         return c;
       },
-      {int_field("n_layer", &GptConfig::n_layer, 1), int_field("n_head", &GptConfig::n_head, 1),
-       int_field("n_embd", &GptConfig::n_embd, 1),
-       int_field("vocab_size", &GptConfig::vocab_size, 2),
-       int_field("block_size", &GptConfig::block_size, 1),
-       int_field("seq_len", &GptConfig::seq_len, 1),
+      {int_field("n_layer", &GptConfig::n_layer, 1, 1 << 10),
+       int_field("n_head", &GptConfig::n_head, 1, 1 << 10),
+       int_field("n_embd", &GptConfig::n_embd, 1, 1 << 16),
+       int_field("vocab_size", &GptConfig::vocab_size, 2, 1 << 24),
+       int_field("block_size", &GptConfig::block_size, 1, 1 << 24),
+       int_field("seq_len", &GptConfig::seq_len, 1, 1 << 24),
        bool_field("builtin_ops", &GptConfig::builtin_ops),
        bool_field("fused_attention", &GptConfig::fused_attention),
        bool_field("causal_mask_fly", &GptConfig::causal_mask_fly),
@@ -191,8 +201,9 @@ const Family<DlrmConfig>& dlrm_family() {
         }
         return c;
       },
-      {int_field("row_cap", &DlrmConfig::row_cap, 0), int_field("pooling", &DlrmConfig::pooling, 1),
-       int_field("dense_features", &DlrmConfig::dense_features, 1)},
+      {int_field("row_cap", &DlrmConfig::row_cap, 0, int64_t{1} << 40),
+       int_field("pooling", &DlrmConfig::pooling, 1, 1 << 20),
+       int_field("dense_features", &DlrmConfig::dense_features, 1, 1 << 20)},
       dlrm_stats,
       [](const DlrmConfig& c) { return std::make_unique<DlrmModel>(c); }};
   return family;

@@ -85,6 +85,71 @@ TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
             std::string::npos);
 }
 
+// Inputs that crashed or escaped as another exception before fuzz/fuzz_suite.cpp found them:
+// each must now be one SuiteError naming the file and where, never a crash.
+TEST(Suite, HostileInputsFoundByTheFuzzerGetOneClearError) {
+  // A number beyond a double: nlohmann's out_of_range, not a parse_error, escaped the parser.
+  EXPECT_EQ(
+      error_of(one(R"({"knob": "no_grad", "model": "gpt", "preset": "tiny", "batch": 1e309})")),
+      "s.json: not valid JSON: [json.exception.out_of_range.406] number overflow parsing "
+      "'1e309'");
+  // "aa" of the wrong type: json::type_error escaped before the type was checked.
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "gpt", "preset": "tiny", "aa": "yes"})")),
+            "s.json: /experiments/0/aa: must be true or false, got \"yes\"");
+  EXPECT_EQ(error_of(one(R"({"factorial": ["channels_last", "no_grad"], "model": "resnet50",
+                            "preset": "tiny", "aa": true})")),
+            "s.json: /experiments/0/aa: an A/A control takes one \"knob\", not a factorial");
+  // 200,000 nested brackets overflowed the stack (recursive copy and dump of JSON values).
+  const std::string deep(200000, '[');
+  EXPECT_EQ(
+      error_of("{\"name\": \"t\",\n \"experiments\": [" + deep + std::string(200000, ']') + "]}"),
+      "s.json: line 2, column 80: nested more than 64 levels deep (a suite needs 5)");
+  // A bracket inside a string is not nesting.
+  EXPECT_EQ(parse(one(R"({"name": ")" + deep.substr(0, 100) +
+                      R"(", "knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
+                  "s.json", two_cores())
+                .experiments[0]
+                .name,
+            deep.substr(0, 100));
+  // A name of 300,000 characters overflowed the stack in std::regex_search (--filter).
+  EXPECT_EQ(error_of(one(R"({"name": ")" + std::string(300000, 'a') +
+                         R"(", "knob": "no_grad", "model": "gpt", "preset": "tiny"})")),
+            "s.json: /experiments/0/name: must be at most 200 characters, got 300000");
+  // A setting that is a build option of another model: every worker failed on it.
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "gpt", "preset": "tiny",
+                            "settings": {"inplace_act": true}})")),
+            "s.json: /experiments/0/settings/inplace_act: inplace_act applies to resnet50 only, "
+            "not gpt");
+  EXPECT_EQ(error_of(one(R"({"knob": "omp_threads", "model": "gpt", "preset": "tiny",
+                            "arms": {"off": {"omp_threads": 1}, "on": {"omp_threads": 2,
+                                     "conv_bias_off": true}}})")),
+            "s.json: /experiments/0/arms/on/conv_bias_off: conv_bias_off applies to resnet50 only, "
+            "not gpt");
+  // Model options so large that the size arithmetic overflowed int64_t (undefined behaviour).
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                            "options": {"width": 4611686018427387904}})")),
+            "s.json: /experiments/0: option 'width' of model 'resnet50' must be at most 4096, got "
+            "4611686018427387904");
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "gpt", "preset": "tiny",
+                            "options": {"n_embd": 18446744073709551615}})")),
+            "s.json: /experiments/0: option 'n_embd' of model 'gpt' must be at most 65536, got "
+            "18446744073709551615");
+}
+
+// Quotes, SQL, HTML, shell metacharacters and path traversal in names are data: kept verbatim
+// (stored through bound parameters, escaped by the report), never interpreted.
+TEST(Suite, HostileNamesAreKeptVerbatim) {
+  const std::string name =
+      R"(x'; DROP TABLE runs; -- <script>alert(1)</script> $(rm -rf ~) `id` ../../etc/passwd \"q\")";
+  const Suite s = parse(
+      one(R"({"name": ")" + name + R"(", "knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
+      "s.json", two_cores());
+  const std::string expected =
+      R"(x'; DROP TABLE runs; -- <script>alert(1)</script> $(rm -rf ~) `id` ../../etc/passwd "q")";
+  EXPECT_EQ(s.experiments[0].name, expected);
+  for (const auto& t : expand(s, "", two_cores())) EXPECT_EQ(t.experiment, expected);
+}
+
 TEST(Suite, ExpansionInterleavesArmsAbbaAndSharesTheSeed) {
   const Suite s =
       parse(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "processes": 4})"),
