@@ -15,6 +15,9 @@ for preset in debian pypi; do
   ctest --preset "$preset" -j2 || status=1
 done
 
+echo "[test] fuzzing the suite parser (ci/fuzz.sh, 60 s)"
+bash ci/fuzz.sh 60 || status=1
+
 echo "[test] reports (reports/test_render.py; screenshots in build/reports-tests)"
 TUNEBENCH_BINARY=build/debian/tunebench TUNEBENCH_TEST_OUT=build/reports-tests \
   .venv/bin/python -m unittest discover -s reports -p 'test_*.py' || status=1
