@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -172,6 +174,12 @@ int env_command(bool as_json) {
 int export_command(const std::string& db_path, const std::string& which, const std::string& format,
                    const std::string& output) {
   const auto db = open_existing(db_path);
+  std::error_code same_error;
+  if (!output.empty() && std::filesystem::equivalent(output, db_path, same_error)) {
+    std::cerr << "tunebench: error: --output " << output << " is the results database " << db_path
+              << ": exporting would overwrite it; give another file\n";
+    return kExitBadInput;
+  }
   const std::string text = exporter::export_run(db, storage::resolve_run(db, which), format);
   if (output.empty()) {
     std::cout << text;
@@ -179,7 +187,11 @@ int export_command(const std::string& db_path, const std::string& which, const s
   }
   std::ofstream out(output, std::ios::binary);
   out << text;
-  if (!out) throw std::runtime_error("cannot write " + output);
+  if (!out) {
+    std::cerr << "tunebench: error: cannot write " << output << ": " << std::strerror(errno)
+              << "\n";
+    return kExitBadInput;
+  }
   std::cerr << "wrote " << output << "\n";
   return 0;
 }
