@@ -200,7 +200,8 @@ void write_dictionary(const char* path) {
     if (!k.off.is_boolean()) token(k.off.dump());
     if (!k.on.is_boolean()) token(k.on.dump());
   }
-  for (const char* v : {"glibc", "jemalloc", "jemalloc_nodecay", "tcmalloc", "segfault", "hang"}) {
+  for (const char* v : {"glibc", "jemalloc", "jemalloc_nodecay", "tcmalloc", "segfault", "hang",
+                        "slow", "slow:50"}) {
     token(std::string("\"") + v + "\"");
   }
   for (const auto& model : models::model_names()) {
