@@ -211,7 +211,7 @@ std::vector<Knob> make_catalog() {
                             "both", "2 GPUs ~1.8x, 4 ~3.5x (001)"));
   scaling.implemented = true;
   scaling.phase = Phase::process_start;
-  scaling.models = {"resnet50", "gpt"};
+  scaling.models = {"gpt", "resnet50"};
   scaling.modes = {Mode::train};
   Knob& no_sync = add(entry(
       "ddp_no_sync", dist, "all-reduce every micro-batch → only on the last of 4 (c10d Gloo ranks)",

@@ -105,10 +105,9 @@ std::unique_ptr<Feed> Feed::make(const TrialSpec& spec, const models::Batch& bat
   std::vector<int64_t> shape(sizes.begin() + 1, sizes.end());
   // More samples than any trial consumes: one epoch, never exhausted.
   const size_t samples = size_t(batch.size) << 20;
-  auto options = torch::data::DataLoaderOptions()
-                     .batch_size(size_t(batch.size))
-                     .workers(size_t(impl->workers))
-                     .enforce_ordering(true);
+  torch::data::DataLoaderOptions options(size_t(batch.size));
+  options.workers(size_t(impl->workers));
+  options.enforce_ordering(true);
   if (impl->workers > 0) options.max_jobs(size_t(2 * impl->workers));
   impl->loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(
       SyntheticImages(spec.seed, shape, samples, impl->producers), options);
