@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "harness/compat.h"
+#include "harness/ddp.h"
 #include "harness/device.h"
 
 #ifndef TUNEBENCH_SOURCE_DIR
@@ -163,6 +164,10 @@ knobs::HostCaps capabilities() {
   caps.cuda = caps.cuda_reason.empty();
   const std::string fused = compat::fused_adamw_unavailable_reason(c10::DeviceType::CPU);
   if (!fused.empty()) caps.unsupported["fused_adamw"] = fused;
+  if (const std::string why = ddp::unavailable_reason(); !why.empty()) {
+    caps.unsupported["ddp_scaling"] = why;
+    caps.unsupported["ddp_no_sync"] = why;
+  }
   return caps;
 }
 

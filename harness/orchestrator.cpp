@@ -18,6 +18,7 @@
 
 #include "harness/host.h"
 #include "harness/knobs.h"
+#include "harness/multiproc.h"
 #include "harness/storage.h"
 #include "harness/suite.h"
 
@@ -136,88 +137,135 @@ void on_signal(int) { g_interrupted = 1; }
 WorkerOutcome spawn(const std::vector<std::string>& argv,
                     const std::map<std::string, std::string>& env, const std::string& input,
                     double timeout_s, const volatile sig_atomic_t* interrupt) {
-  WorkerOutcome w;
-  int in[2], out[2], err[2];
-  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-    throw std::runtime_error(std::string("pipe: ") + strerror(errno));
-  }
-  // Everything execve needs is built before fork: the child only calls async-signal-safe functions.
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const auto& e : env_strings) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
+  return spawn_all({{argv, env, input}}, timeout_s, interrupt).front();
+}
 
+std::vector<WorkerOutcome> spawn_all(const std::vector<Command>& commands, double timeout_s,
+                                     const volatile sig_atomic_t* interrupt) {
+  struct Child {
+    pid_t pid = -1;
+    int out = -1, err = -1;
+    std::string err_text;
+    bool reaped = false;
+  };
+  const size_t n = commands.size();
+  std::vector<WorkerOutcome> outcomes(n);
+  std::vector<Child> children(n);
   const auto start = Clock::now();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
-  if (pid == 0) {
-    setpgid(0, 0);  // its own process group, so a timeout kills everything it started
-    dup2(in[0], STDIN_FILENO);
-    dup2(out[1], STDOUT_FILENO);
-    dup2(err[1], STDERR_FILENO);
-    execve(cargv[0], cargv.data(), cenv.data());
-    const char msg[] = "tunebench: execve of the worker failed\n";
-    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  close(in[0]);
-  close(out[1]);
-  close(err[1]);
-  // The trial is small (≪ a pipe buffer); a worker that died early gives EPIPE, ignored here.
-  (void)!write(in[1], input.data(), input.size());
-  close(in[1]);
+  for (size_t c = 0; c < n; ++c) {
+    int in[2], out[2], err[2];
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+      throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+    }
+    // Everything execve needs is built before fork: the child only calls async-signal-safe
+    // functions.
+    std::vector<std::string> env_strings;
+    for (const auto& [k, v] : commands[c].env) env_strings.push_back(k + "=" + v);
+    std::vector<char*> cargv, cenv;
+    for (const auto& a : commands[c].argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    for (const auto& e : env_strings) cenv.push_back(const_cast<char*>(e.c_str()));
+    cenv.push_back(nullptr);
 
-  std::string err_text;
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  int open_fds = 2;
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
+    if (pid == 0) {
+      setpgid(0, 0);  // its own process group, so a timeout kills everything it started
+      dup2(in[0], STDIN_FILENO);
+      dup2(out[1], STDOUT_FILENO);
+      dup2(err[1], STDERR_FILENO);
+      execve(cargv[0], cargv.data(), cenv.data());
+      const char msg[] = "tunebench: execve of the worker failed\n";
+      (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+      _exit(127);
+    }
+    setpgid(pid, pid);
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    // The trial is small (≪ a pipe buffer); a worker that died early gives EPIPE, ignored here.
+    (void)!write(in[1], commands[c].input.data(), commands[c].input.size());
+    close(in[1]);
+    children[c].pid = pid;
+    children[c].out = out[0];
+    children[c].err = err[0];
+  }
+
+  // Reaps child c once both its pipes are closed; a failure ends its siblings.
+  bool failure = false;
+  auto reap = [&](size_t c) {
+    int status = 0;
+    waitpid(children[c].pid, &status, 0);
+    kill(-children[c].pid, SIGKILL);  // anything the worker left behind in its group
+    children[c].reaped = true;
+    if (WIFEXITED(status)) outcomes[c].exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) outcomes[c].signal = WTERMSIG(status);
+    if (outcomes[c].signal || outcomes[c].exit_code != 0) failure = true;
+    outcomes[c].seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  };
   const auto deadline = start + std::chrono::duration<double>(timeout_s);
   char buf[65536];
-  while (open_fds > 0) {
+  bool timed_out = false, interrupted = false;
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> owner;
+    for (size_t c = 0; c < n; ++c) {
+      for (int fd : {children[c].out, children[c].err}) {
+        if (fd >= 0) {
+          fds.push_back({fd, POLLIN, 0});
+          owner.push_back(c);
+        }
+      }
+    }
+    if (fds.empty() || (failure && n > 1)) break;
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
-      w.timed_out = true;
+      timed_out = true;
       break;
     }
     if (interrupt && *interrupt) {
-      w.interrupted = true;
+      interrupted = true;
       break;
     }
-    const int ready = poll(fds, 2, int(std::min<long long>(left, 1000)));
+    const int ready = poll(fds.data(), fds.size(), int(std::min<long long>(left, 1000)));
     if (ready < 0 && errno != EINTR) break;
-    for (auto& f : fds) {
-      if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t n = read(f.fd, buf, sizeof(buf));
-      if (n <= 0) {
-        close(f.fd);
-        f.fd = -1;
-        --open_fds;
+    for (size_t f = 0; f < fds.size(); ++f) {
+      if (!(fds[f].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Child& child = children[owner[f]];
+      const bool is_out = fds[f].fd == child.out;
+      const ssize_t got = read(fds[f].fd, buf, sizeof(buf));
+      if (got <= 0) {
+        close(fds[f].fd);
+        (is_out ? child.out : child.err) = -1;
+        if (child.out < 0 && child.err < 0) reap(owner[f]);
         continue;
       }
-      std::string& target = (f.fd == out[0]) ? w.out : err_text;
-      target.append(buf, size_t(n));
-      if (&target == &err_text && err_text.size() > 4 * kStderrTail) {
-        err_text.erase(0, err_text.size() - kStderrTail);
+      std::string& target = is_out ? outcomes[owner[f]].out : child.err_text;
+      target.append(buf, size_t(got));
+      if (!is_out && target.size() > 4 * kStderrTail) {
+        target.erase(0, target.size() - kStderrTail);
       }
     }
   }
-  int status = 0;
-  if (w.timed_out || w.interrupted) kill(-pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  kill(-pid, SIGKILL);  // anything the worker left behind in its group
-  for (auto& f : fds) {
-    if (f.fd >= 0) close(f.fd);
+  for (size_t c = 0; c < n; ++c) {
+    Child& child = children[c];
+    if (!child.reaped) {
+      kill(-child.pid, SIGKILL);
+      outcomes[c].timed_out = timed_out;
+      outcomes[c].interrupted = interrupted;
+      outcomes[c].sibling_failed = !timed_out && !interrupted;
+      reap(c);
+    }
+    for (int fd : {child.out, child.err}) {
+      if (fd >= 0) close(fd);
+    }
+    if (child.err_text.size() > kStderrTail) {
+      child.err_text.erase(0, child.err_text.size() - kStderrTail);
+    }
+    outcomes[c].err_tail = child.err_text;
   }
-  if (WIFEXITED(status)) w.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) w.signal = WTERMSIG(status);
-  if (err_text.size() > kStderrTail) err_text.erase(0, err_text.size() - kStderrTail);
-  w.err_tail = err_text;
-  w.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return w;
+  return outcomes;
 }
 
 namespace {
@@ -244,6 +292,7 @@ int execute(storage::Database& db, const std::string& run_uuid,
     const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
     if (n > 0) resolved_exe.assign(path, size_t(n));
   }
+  const std::vector<int> cpus = multiproc::allowed_cpus();
   const auto start = Clock::now();
   for (size_t i = 0; i < trials.size() && !g_interrupted; ++i) {
     const TrialSpec& t = trials[i];
@@ -255,23 +304,44 @@ int execute(storage::Database& db, const std::string& run_uuid,
                                i ? duration(eta) : "?")
                 << std::flush;
     }
-    const auto setup = knobs::process_setup(t.settings);
-    // Under a launcher (numactl) /proc/self/exe would name the launcher: give it the real path.
-    std::vector<std::string> argv = setup.launcher;
-    argv.push_back(setup.launcher.empty() ? exe : resolved_exe);
-    argv.push_back("worker");
-    const WorkerOutcome w =
-        spawn(argv, worker_environment(setup), to_json(t).dump(), t.timeout_s, &g_interrupted);
-    // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
-    // marked interrupted with every finished trial kept.
-    if (w.interrupted) break;
-    TrialResult r = interpret(w, t);
-    if (r.status == "ok") {
-      const auto wrong = knobs::check_evidence(t.settings, t.mode, r.evidence);
-      if (!wrong.empty()) {
-        r.status = "invalid";
-        for (const auto& why : wrong) r.error += (r.error.empty() ? "" : "; ") + why;
+    // One worker process, or several at once for multi_instance and the distributed knobs
+    // (multiproc.h): each is checked against its own settings, then they are combined.
+    const multiproc::Rendezvous rendezvous;
+    std::vector<TrialSpec> parts;
+    TrialResult r;
+    try {
+      parts = multiproc::split(t, cpus, rendezvous.dir());
+    } catch (const std::invalid_argument& e) {
+      r.error = e.what();  // stored as failed, nothing started
+    }
+    std::vector<Command> commands;
+    for (const auto& part : parts) {
+      const auto setup = knobs::process_setup(part.settings);
+      // Under a launcher (numactl) /proc/self/exe would name the launcher: give it the real path.
+      std::vector<std::string> argv = setup.launcher;
+      argv.push_back(setup.launcher.empty() ? exe : resolved_exe);
+      argv.push_back("worker");
+      commands.push_back({argv, worker_environment(setup), to_json(part).dump()});
+    }
+    if (!commands.empty()) {
+      const auto outcomes = spawn_all(commands, t.timeout_s, &g_interrupted);
+      // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
+      // marked interrupted with every finished trial kept.
+      if (outcomes.front().interrupted) break;
+      std::vector<TrialResult> results;
+      for (size_t p = 0; p < parts.size(); ++p) {
+        TrialResult pr = interpret(outcomes[p], parts[p]);
+        if (outcomes[p].sibling_failed) pr.error = "stopped: another process of the trial failed";
+        if (pr.status == "ok") {
+          const auto wrong = knobs::check_evidence(parts[p].settings, t.mode, pr.evidence);
+          if (!wrong.empty()) {
+            pr.status = "invalid";
+            for (const auto& why : wrong) pr.error += (pr.error.empty() ? "" : "; ") + why;
+          }
+        }
+        results.push_back(std::move(pr));
       }
+      r = multiproc::combine(t, parts, std::move(results));
     }
     if (r.status == "ok") {
       auto [it, first] = guard_reference.emplace(t.experiment, r.check_value);

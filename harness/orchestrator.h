@@ -30,12 +30,13 @@ int run(const RunOptions& options);
 
 // One worker process's outcome.
 struct WorkerOutcome {
-  std::string out;           // everything it wrote on stdout
-  std::string err_tail;      // the last few KiB of stderr
-  int exit_code = -1;        // when it exited
-  int signal = 0;            // when a signal ended it
-  bool timed_out = false;    // killed (whole process group) after the timeout
-  bool interrupted = false;  // killed (whole process group) because *interrupt became non-zero
+  std::string out;              // everything it wrote on stdout
+  std::string err_tail;         // the last few KiB of stderr
+  int exit_code = -1;           // when it exited
+  int signal = 0;               // when a signal ended it
+  bool timed_out = false;       // killed (whole process group) after the timeout
+  bool interrupted = false;     // killed (whole process group) because *interrupt became non-zero
+  bool sibling_failed = false;  // killed because another process of the same trial failed
   double seconds = 0;
 };
 // Starts `argv` (argv[0] an absolute path) with exactly `env`, writes `input` to its stdin, and
@@ -43,5 +44,18 @@ struct WorkerOutcome {
 WorkerOutcome spawn(const std::vector<std::string>& argv,
                     const std::map<std::string, std::string>& env, const std::string& input,
                     double timeout_s, const volatile sig_atomic_t* interrupt = nullptr);
+
+// One process of a multi-process trial.
+struct Command {
+  std::vector<std::string> argv;  // argv[0] an absolute path
+  std::map<std::string, std::string> env;
+  std::string input;
+};
+// Starts every command at once, each in its own process group, and collects them all. The
+// timeout and the interrupt apply to all of them together. When one ends with a non-zero exit
+// or a signal, the others are killed (their groups) at once: a rank waiting for a dead peer would
+// otherwise wait out the whole timeout; those carry `sibling_failed`.
+std::vector<WorkerOutcome> spawn_all(const std::vector<Command>& commands, double timeout_s,
+                                     const volatile sig_atomic_t* interrupt = nullptr);
 
 }  // namespace tunebench::orchestrator

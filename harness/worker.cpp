@@ -19,8 +19,11 @@
 #include <thread>
 
 #include "harness/compat.h"
+#include "harness/ddp.h"
 #include "harness/device.h"
 #include "harness/knobs.h"
+#include "harness/loader.h"
+#include "harness/multiproc.h"
 #include "models/common.h"
 #include "models/resnet.h"
 
@@ -203,6 +206,7 @@ double cpu_probe_seconds() {
 TrialResult run_trial(const TrialSpec& spec) {
   TrialResult result;
   json evidence = json::object();
+  multiproc::enter(spec);  // a process of a multi-process trial: onto its own cores
   result.probe_seconds = cpu_probe_seconds();
 
   if (spec.settings.contains("omp_threads")) {
@@ -214,6 +218,10 @@ TrialResult run_trial(const TrialSpec& spec) {
   model_spec.options = knobs::model_options(spec.settings, model_spec.options);
   auto model = models::build_model(model_spec, spec.seed);
   auto batch = model->make_batch(spec.batch, spec.seed);
+  // Distributed knobs: this process is a rank and keeps its shard of the batch.
+  const auto rank = ddp::Rank::join(spec, batch);
+  // dataloader_workers: each step's images come from a data loader.
+  const auto feed = loader::Feed::make(spec, batch);
   torch::nn::Module& module = model->module();
   const bool train = spec.mode == Mode::train;
   module.train(train);
@@ -273,6 +281,7 @@ TrialResult run_trial(const TrialSpec& spec) {
   // One iteration of the measured work.
   auto step = [&]() -> torch::Tensor {
     if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (feed) feed->next(batch);
     if (!train) {
       std::optional<torch::NoGradGuard> guard;
       std::optional<c10::InferenceMode> inference;
@@ -303,13 +312,17 @@ TrialResult run_trial(const TrialSpec& spec) {
     grad_mode_in_step = torch::GradMode::is_enabled();
     anomaly_mode_in_step = torch::autograd::AnomalyMode::is_enabled();
     torch::Tensor loss;
-    {
-      std::optional<compat::AutocastGuard> cast;
-      enter_autocast(cast);
-      autocast_in_step = compat::autocast_enabled(c10::DeviceType::CPU);
-      loss = model->loss(batch);
+    if (rank) {
+      loss = rank->forward_backward(*model, batch);  // with the gradient all-reduces
+    } else {
+      {
+        std::optional<compat::AutocastGuard> cast;
+        enter_autocast(cast);
+        autocast_in_step = compat::autocast_enabled(c10::DeviceType::CPU);
+        loss = model->loss(batch);
+      }
+      loss.backward();
     }
-    loss.backward();
     if (fused_adamw) {
       fused_adamw->step();
     } else {
@@ -341,6 +354,9 @@ TrialResult run_trial(const TrialSpec& spec) {
   for (int i = 0; i < spec.warmup; ++i) step();
 
   // The measured region: peak RSS from a reset high-water mark, page faults, samples.
+  // The processes of a multi-process trial start measuring together.
+  multiproc::wait_for_all(spec, spec.timeout_s);
+  evidence["measured_start_ns"] = multiproc::monotonic_ns();
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
   const int64_t rss_at_start = status_kb("VmRSS");
   const int64_t faults_before = page_faults();
@@ -376,6 +392,7 @@ TrialResult run_trial(const TrialSpec& spec) {
   const auto measured_start = Clock::now();
   benchmark::RunSpecifiedBenchmarks(&collector);
   const double measured_wall = std::chrono::duration<double>(Clock::now() - measured_start).count();
+  evidence["measured_end_ns"] = multiproc::monotonic_ns();
   const int64_t iterations = int64_t(spec.samples) * spec.iterations;
   result.page_faults_per_iteration = double(page_faults() - faults_before) / double(iterations);
   result.peak_rss_bytes = status_kb("VmHWM");
@@ -402,6 +419,8 @@ TrialResult run_trial(const TrialSpec& spec) {
   if (train) evidence["anomaly_mode_in_step"] = anomaly_mode_in_step;
   if (train) evidence["grads_defined_after_zero"] = grads_defined_after_zero;
   evidence["rss_at_measurement_start_bytes"] = rss_at_start;
+  if (rank) evidence["ddp"] = rank->evidence(module);
+  if (feed) evidence["loader"] = feed->evidence();
 
   result.sample_seconds = collector.seconds;
   // What Google Benchmark's machinery and our timing added beyond the timed steps, per sample.

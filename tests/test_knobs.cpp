@@ -116,7 +116,11 @@ TEST(Knobs, ApplicabilityHasReasons) {
   EXPECT_EQ(not_applicable_reason(*find("zero_grad_none"), "gpt", Mode::infer, one_core),
             "applies to train only, not infer");
   EXPECT_EQ(not_applicable_reason(*find("ddp_scaling"), "gpt", Mode::train, one_core),
-            "not implemented yet");
+            "this host has 1 core: there is no second core group for another process");
+  // A LibTorch without c10d's Gloo process group: its reason comes first.
+  one_core.unsupported["ddp_no_sync"] = "LibTorch 9.9 ships no c10d ProcessGroupGloo header";
+  EXPECT_EQ(not_applicable_reason(*find("ddp_no_sync"), "gpt", Mode::train, one_core),
+            "LibTorch 9.9 ships no c10d ProcessGroupGloo header");
   EXPECT_EQ(not_applicable_reason(*find("no_grad"), "dlrm", Mode::infer, one_core), "");
 }
 

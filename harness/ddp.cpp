@@ -1,0 +1,185 @@
+#include "harness/ddp.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <chrono>
+
+#include "harness/multiproc.h"
+#include "models/common.h"
+
+// CMake defines TUNEBENCH_GLOO where the LibTorch has c10d's Gloo process group (the header and
+// the symbols in libtorch_cpu) and Gloo's own headers are installed; otherwise it passes the
+// reason in TUNEBENCH_GLOO_MISSING.
+#if TUNEBENCH_GLOO
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+
+namespace tunebench::ddp {
+
+using nlohmann::json;
+
+namespace {
+
+// The rows [begin, end) of every tensor of the batch whose first dimension is the batch's.
+models::Batch rows(const models::Batch& batch, int64_t begin, int64_t end) {
+  auto cut = [&](const torch::Tensor& t) {
+    return t.defined() && t.dim() > 0 && t.size(0) == batch.size
+               ? t.narrow(0, begin, end - begin).contiguous()
+               : t;
+  };
+  models::Batch out;
+  for (const auto& input : batch.inputs) out.inputs.push_back(cut(input));
+  out.target = cut(batch.target);
+  out.size = end - begin;
+  return out;
+}
+
+constexpr int64_t kBucketBytes = 25 << 20;  // DDP's default bucket_cap_mb
+
+}  // namespace
+
+std::string unavailable_reason() {
+#if TUNEBENCH_GLOO
+  return "";
+#else
+  return TUNEBENCH_GLOO_MISSING;
+#endif
+}
+
+struct Rank::Impl {
+#if TUNEBENCH_GLOO
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+#endif
+  int rank = 0, world = 1, micro = 1;
+  bool sync_last_only = false;
+  std::vector<std::vector<torch::Tensor>> buckets;  // the parameters, in buckets
+  int64_t steps = 0, allreduces = 0;
+
+  // Sums every bucket's gradients over the ranks and divides by the world size.
+  void allreduce(torch::nn::Module& module) {
+#if TUNEBENCH_GLOO
+    if (buckets.empty()) {
+      std::vector<torch::Tensor> bucket;
+      int64_t bytes = 0;
+      for (const auto& p : module.parameters()) {
+        if (!p.requires_grad()) continue;
+        if (!bucket.empty() && bytes + p.nbytes() > kBucketBytes) {
+          buckets.push_back(std::move(bucket));
+          bucket.clear();
+          bytes = 0;
+        }
+        bucket.push_back(p);
+        bytes += int64_t(p.nbytes());
+      }
+      if (!bucket.empty()) buckets.push_back(std::move(bucket));
+    }
+    torch::NoGradGuard no_grad;
+    for (const auto& bucket : buckets) {
+      std::vector<torch::Tensor> grads;
+      for (const auto& p : bucket) {
+        grads.push_back(p.grad().defined() ? p.grad().reshape(-1) : torch::zeros({p.numel()}));
+      }
+      std::vector<torch::Tensor> flat{torch::cat(grads)};
+      group->allreduce(flat)->wait();
+      ++allreduces;
+      flat[0].div_(world);
+      int64_t offset = 0;
+      for (const auto& p : bucket) {
+        auto slice = flat[0].narrow(0, offset, p.numel()).view_as(p);
+        if (p.grad().defined()) {
+          p.mutable_grad().copy_(slice);
+        } else {
+          p.mutable_grad() = slice.clone();
+        }
+        offset += p.numel();
+      }
+    }
+#else
+    (void)module;
+#endif
+  }
+};
+
+Rank::Rank(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Rank::~Rank() = default;
+
+std::unique_ptr<Rank> Rank::join(const TrialSpec& spec, models::Batch& batch) {
+  if (!spec.settings.contains(multiproc::kProcessSetting)) return nullptr;
+  const json& process = spec.settings[multiproc::kProcessSetting];
+  if (process.value("role", "") != "rank") return nullptr;
+  if (const std::string why = unavailable_reason(); !why.empty()) {
+    throw std::runtime_error("distributed training: " + why);
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->rank = process["index"];
+  impl->world = process["count"];
+  impl->micro = spec.settings.contains("ddp_no_sync") ? multiproc::kNoSyncMicroBatches : 1;
+  impl->sync_last_only = spec.settings.value("ddp_no_sync", false) == true;
+  const int64_t pieces = int64_t(impl->world) * impl->micro;
+  if (batch.size % pieces != 0) {
+    throw std::runtime_error(fmt::format(
+        "batch {} does not split into {} ranks × {} micro-batches: use a multiple of {}",
+        batch.size, impl->world, impl->micro, pieces));
+  }
+  const int64_t shard = batch.size / impl->world;
+  batch = rows(batch, impl->rank * shard, (impl->rank + 1) * shard);
+#if TUNEBENCH_GLOO
+  const std::string store_path = process["dir"].get<std::string>() + "/c10d-store";
+  auto store = c10::make_intrusive<c10d::FileStore>(store_path, impl->world);
+  auto options = c10d::ProcessGroupGloo::Options::create(
+      std::chrono::milliseconds(int64_t(1000 * spec.timeout_s)));
+  // The loopback interface: every rank of a trial is on this host. Across hosts this is the
+  // host's address, and the store a c10d::TCPStore.
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  options->threads = 1;
+  impl->group =
+      c10::make_intrusive<c10d::ProcessGroupGloo>(store, impl->rank, impl->world, options);
+#endif
+  return std::unique_ptr<Rank>(new Rank(std::move(impl)));
+}
+
+at::Tensor Rank::forward_backward(models::BenchModel& model, const models::Batch& batch) {
+  Impl& s = *impl_;
+  const int64_t size = batch.size / s.micro;
+  torch::Tensor total = torch::zeros({});
+  for (int m = 0; m < s.micro; ++m) {
+    const auto part = s.micro == 1 ? batch : rows(batch, m * size, (m + 1) * size);
+    auto loss = model.loss(part) / s.micro;
+    loss.backward();
+    total += loss.detach();
+    if (!s.sync_last_only || m == s.micro - 1) s.allreduce(model.module());
+  }
+  ++s.steps;
+  return total;
+}
+
+json Rank::evidence(torch::nn::Module& module) const {
+  const Impl& s = *impl_;
+  // FNV-1a over the parameters' bytes: equal on two ranks only if every bit is.
+  uint64_t hash = 1469598103934665603ULL;
+  for (const auto& p : module.parameters()) {
+    const auto bytes = p.detach().contiguous();
+    const auto* data = static_cast<const uint8_t*>(bytes.data_ptr());
+    for (size_t i = 0; i < bytes.nbytes(); ++i) hash = (hash ^ data[i]) * 1099511628211ULL;
+  }
+  json e = {{"rank", s.rank},
+            {"world_size", s.world},
+            {"micro_batches", s.micro},
+            {"sync", s.sync_last_only ? "last micro-batch" : "every micro-batch"},
+            {"buckets", s.buckets.size()},
+            {"steps", s.steps},
+            {"allreduces", s.allreduces},
+            {"allreduces_per_step", s.steps ? double(s.allreduces) / double(s.steps) : 0.0},
+            {"parameter_checksum", fmt::format("{:016x}", hash)},
+            {"store", "FileStore"}};
+#if TUNEBENCH_GLOO
+  e["backend"] = "gloo";
+  e["world_size"] = s.group->getSize();
+  e["rank"] = s.group->getRank();
+#endif
+  return e;
+}
+
+}  // namespace tunebench::ddp

@@ -1,0 +1,57 @@
+// The distributed knobs inside a worker: the process is one rank of a c10d ProcessGroupGloo
+// (rendezvous through a FileStore in the trial's private directory; the same code spans hosts
+// with a TCPStore), holds its shard of the trial's batch, and after backward all-reduces its
+// gradients in buckets (25 MiB, as DDP's default) and averages them. C++ has no DDP module
+// wrapper; this is the part of it the knobs measure. ddp_no_sync splits the shard into
+// micro-batches and all-reduces only after the last one (OFF: after each).
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "harness/records.h"
+
+namespace at {
+class Tensor;
+}
+namespace torch::nn {
+class Module;
+}
+
+namespace tunebench::models {
+struct Batch;
+class BenchModel;
+}  // namespace tunebench::models
+
+namespace tunebench::ddp {
+
+// Empty when this build has c10d's Gloo process group; otherwise why not, fit to be shown as
+// "not applicable: <reason>".
+std::string unavailable_reason();
+
+class Rank {
+ public:
+  // nullptr unless `spec` is a rank of a distributed trial; otherwise joins the process group
+  // and replaces `batch` by this rank's shard. Throws std::runtime_error (no Gloo in this build,
+  // a batch that does not split evenly, a peer that never came).
+  static std::unique_ptr<Rank> join(const TrialSpec& spec, models::Batch& batch);
+  ~Rank();
+  Rank(const Rank&) = delete;
+  Rank& operator=(const Rank&) = delete;
+
+  // Forward and backward over the shard's micro-batches with the gradient all-reduces the knob
+  // asks for; returns the shard's loss (detached).
+  at::Tensor forward_backward(models::BenchModel& model, const models::Batch& batch);
+
+  // world size, rank, backend, micro-batches, buckets, all-reduces per step (counted), and a
+  // checksum of the parameters' bytes (identical on every rank after synchronised steps).
+  nlohmann::json evidence(torch::nn::Module& module) const;
+
+ private:
+  struct Impl;
+  explicit Rank(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tunebench::ddp
