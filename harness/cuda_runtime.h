@@ -1,8 +1,8 @@
 // The CUDA implementation of a trial's device side (harness/device_trial.h): compiled only when
 // the LibTorch we build against has CUDA (TUNEBENCH_CUDA). What each CUDA knob does here:
 //   tf32             cuBLAS and cuDNN allowed TF32 (both) or not
-//   cudnn_benchmark  cuDNN's autotuner; with "varying_shapes" each step takes the next of four
-//                    input resolutions, so the autotuner meets new shapes
+//   cudnn_benchmark  cuDNN's autotuner; with "varying_shapes" each step's input is resized to the
+//                    next of 32 resolutions, so the autotuner keeps meeting shapes it has not tuned
 //   empty_cache      OFF empties the caching allocator after every step; ON never does
 //   pinned_memory    each step copies the host batch to the device: pageable and blocking (OFF)
 //                    or pinned and non-blocking (ON)
