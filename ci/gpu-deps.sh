@@ -20,16 +20,36 @@ PACKAGES=(
   libnuma-dev libnuma1
   libssl-dev libssl3
 )
+# Boost is used header-only (Boost.Math in harness/detect.cpp): of its 160 MB of headers only those
+# our sources include, what they include in turn (as g++ -M lists them), boost/config for other
+# compilers, and the CMake configs are kept.
+BOOST=libboost1.74-dev
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "[gpu-deps] downloading ${#PACKAGES[@]} Debian packages"
-if ! (cd "$work" && apt-get download -q "${PACKAGES[@]}" >/dev/null 2>"$work/err"); then
+if ! (cd "$work" && apt-get download -q "${PACKAGES[@]}" "$BOOST" >/dev/null 2>"$work/err"); then
   apt-get update -qq
-  (cd "$work" && apt-get download -q "${PACKAGES[@]}" >/dev/null)
+  (cd "$work" && apt-get download -q "${PACKAGES[@]}" "$BOOST" >/dev/null)
 fi
 rm -rf "$dest"
 mkdir -p "$dest"
-for deb in "$work"/*.deb; do dpkg -x "$deb" "$dest"; done
+for deb in "$work"/*.deb; do
+  if [[ $(basename "$deb") == "$BOOST"_* ]]; then
+    dpkg -x "$deb" "$work/boost"
+  else
+    dpkg -x "$deb" "$dest"
+  fi
+done
+boost_includes=$(grep -rhoE '#include <boost/[^>]+>' harness models tests 2>/dev/null | sort -u)
+(
+  cd "$work/boost"
+  printf '%s\n' "$boost_includes" |
+    g++ -M -std=c++17 -x c++ -I usr/include - -o - | tr ' \\' '\n\n' | grep '^usr/include/boost/' |
+    sort -u | xargs cp --parents -t "$dest"
+  cp -r --parents usr/include/boost/config usr/include/boost/version.hpp \
+    usr/lib/x86_64-linux-gnu/cmake/Boost-1.74.0 usr/lib/x86_64-linux-gnu/cmake/boost_headers-1.74.0 \
+    usr/lib/x86_64-linux-gnu/cmake/BoostDetectToolset-1.74.0.cmake "$dest"
+)
 # Links become plain files: the folder is copied to machines by tools that may not keep links.
 find "$dest" -type l | while read -r link; do
   target=$(readlink -f "$link")
