@@ -13,6 +13,7 @@
 #include "harness/compat.h"
 #include "harness/ddp.h"
 #include "harness/device.h"
+#include "harness/nvml.h"
 
 #ifndef TUNEBENCH_SOURCE_DIR
 #define TUNEBENCH_SOURCE_DIR "."
@@ -73,7 +74,9 @@ json host_fingerprint() {
   const auto cuda = device::cuda_info();
   h["gpu"] = cuda.device_count > 0 ? fmt::format("{} x {}", cuda.device_count, cuda.name) : "none";
   h["gpu_memory_bytes"] = cuda.total_memory;
-  const std::string driver = first_line("/proc/driver/nvidia/version");
+  // NVML's driver version ("570.86.15"), else the kernel module's banner.
+  std::string driver = nvml::driver_version();
+  if (driver.empty()) driver = first_line("/proc/driver/nvidia/version");
   h["gpu_driver"] = driver.empty() ? "none" : driver;
   return h;
 }
@@ -153,6 +156,25 @@ HostState host_state() {
   if (!governor.empty() && governor != "performance") {
     state.warnings.push_back(
         fmt::format("CPU frequency governor is '{}', not 'performance'", governor));
+  }
+  // Each GPU's clocks, temperature, power and throttle reasons (each trial reads them again at
+  // the start and end of its measured region); a GPU held down by anything but idleness is noted.
+  if (nvml::device_count() > 0) {
+    state.facts["gpus"] = json::array();
+    for (int i = 0; i < nvml::device_count(); ++i) {
+      const json gpu = nvml::device_state(i);
+      state.facts["gpus"].push_back(gpu);
+      for (const auto& reason : gpu.value("throttle_reasons", json::array())) {
+        if (reason != "gpu_idle") {
+          state.warnings.push_back(fmt::format("GPU {} clocks held down: {}", i, reason.dump()));
+        }
+      }
+    }
+  } else {
+    state.facts["gpus"] =
+        "none (" +
+        (nvml::unavailable_reason().empty() ? std::string("no GPU") : nvml::unavailable_reason()) +
+        ")";
   }
   state.facts["quiet"] = state.warnings.empty();
   return state;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "harness/device_settings.h"
 #include "harness/multiproc.h"
 
 namespace tunebench::knobs {
@@ -118,7 +119,7 @@ std::vector<Knob> make_catalog() {
   Knob& amp = add(entry("amp", kern, "fp32 → autocast bf16 (CPU; fp16 with loss scaling on CUDA)",
                         "both", "up to 3x (000, 001), bf16 3x (004)"));
   amp.implemented = true;
-  add(entry("tf32", kern, "fp32 matmul → TF32", "cuda", "tensor cores (004)"));
+  add(entry("tf32", kern, "fp32 matmul → TF32", "cuda", "tensor cores (004)")).implemented = true;
   add(entry("dims_mult8", kern, "odd sizes → sizes padded to multiples of 8", "both",
             "tensor cores need multiples of 8 (000)"))
       .models = {"gpt"};
@@ -132,6 +133,7 @@ std::vector<Knob> make_catalog() {
                 "cuda", "helps static shapes, can hurt varying ones (000, 002)"));
   cudnn.models = {"resnet50"};
   cudnn.false_claim = "002's conv(x, algo=...) does not exist in any PyTorch API";
+  cudnn.implemented = true;
   Knob& fused = add(entry("fused_adamw", kern, "per-parameter AdamW → one fused AdamW kernel",
                           "both", "5-10 % faster (004)"));
   fused.implemented = true;
@@ -186,18 +188,29 @@ std::vector<Knob> make_catalog() {
   multi.implemented = true;
   multi.phase = Phase::process_start;
   multi.modes = {Mode::infer};
-  add(entry("empty_cache", host, "empty_cache() every step → only in idle windows", "cuda",
-            "(004)"));
+  // The CUDA knobs act in the worker through harness/cuda_runtime.cpp; their evidence is checked
+  // in harness/device_settings.cpp.
+  Knob& k_empty_cache = add(entry(
+      "empty_cache", host, "empty_cache() every step → only in idle windows", "cuda", "(004)"));
+  k_empty_cache.implemented = true;
+  k_empty_cache.memory_effect = true;
   add(entry("pinned_memory", host, "pageable host batches → pinned + non-blocking copies", "cuda",
-            "faster host-to-device transfer (001, 004)"));
+            "faster host-to-device transfer (001, 004)"))
+      .implemented = true;
   add(entry("on_device_alloc", host, "create on CPU then .to(cuda) → create on the device", "cuda",
-            "(000)"));
-  add(entry("avoid_sync", host, "host sync every step → none", "cuda", "(000)")).modes = {
-      Mode::train};
-  add(entry("cuda_graphs", host, "eager launches → captured graph replay", "cuda",
-            "\"reduce-overhead\" (001)"));
+            "(000)"))
+      .implemented = true;
+  Knob& k_avoid_sync =
+      add(entry("avoid_sync", host, "host sync every step → none", "cuda", "(000)"));
+  k_avoid_sync.modes = {Mode::train};
+  k_avoid_sync.implemented = true;
+  Knob& k_cuda_graphs = add(entry("cuda_graphs", host, "eager launches → captured graph replay",
+                                  "cuda", "\"reduce-overhead\" (001)"));
+  k_cuda_graphs.modes = {Mode::infer};  // training capture is not built: see cuda_runtime.h
+  k_cuda_graphs.implemented = true;
   add(entry("streams_overlap", host, "copies and compute on one stream → copy stream overlapped",
-            "cuda", "reduces idle time (004)"));
+            "cuda", "reduces idle time (004)"))
+      .implemented = true;
   Knob& loader = add(entry("dataloader_workers", host,
                            "0 workers → N workers (and prefetch), synthetic per-sample decode cost",
                            "both", "data loading is often the bottleneck (001)"));
@@ -405,7 +418,12 @@ void validate_value(const Knob& knob, const json& value) {
     }
     return;
   }
-  if (!value.is_boolean()) throw std::invalid_argument("must be true or false");
+  if (knob.id == "amp" && (value == "bf16" || value == "fp16")) return;
+  if (!value.is_boolean()) {
+    throw std::invalid_argument(
+        knob.id == "amp" ? "must be true (the device's default), false, \"bf16\" or \"fp16\""
+                         : "must be true or false");
+  }
 }
 
 json base_settings(const HostCaps& host) {
@@ -477,7 +495,9 @@ std::vector<std::string> check_evidence(const json& settings, Mode mode, const j
   std::vector<std::string> wrong;
   auto says = [&](const char* key) { return evidence.contains(key) ? evidence[key] : json(); };
   for (const auto& [id, value] : settings.items()) {
-    if (id == "omp_threads") {
+    if (auto device_wrong = device_settings::check_evidence(id, value, mode, evidence)) {
+      wrong.insert(wrong.end(), device_wrong->begin(), device_wrong->end());
+    } else if (id == "omp_threads") {
       const int64_t n = value.get<int64_t>();
       if (says("torch_threads") != n) {
         wrong.push_back(fmt::format("omp_threads={} but the worker ran {} intra-op threads", n,
@@ -551,11 +571,6 @@ std::vector<std::string> check_evidence(const json& settings, Mode mode, const j
       if (bound != value.get<bool>()) {
         wrong.push_back(fmt::format("numa_bind={} but the worker's NUMA memory policy was {}",
                                     value.dump(), says("numa_policy").dump()));
-      }
-    } else if (id == "amp") {
-      if (says("autocast_in_step") != value) {
-        wrong.push_back(fmt::format("amp={} but autocast in the measured step was {}", value.dump(),
-                                    says("autocast_in_step").dump()));
       }
     } else if (id == "fused_adamw" && mode == Mode::train) {
       const std::string expected = value == true ? "adamw_fused" : "adamw";

@@ -6,6 +6,8 @@
 #include <regex>
 #include <sstream>
 
+#include "harness/device_settings.h"
+
 namespace tunebench::suite {
 
 using nlohmann::json;
@@ -87,6 +89,16 @@ json checked_settings(const Context& ctx, const json& settings, const std::strin
   if (!settings.is_object()) ctx.fail(where, "must be an object of knob id -> value");
   json out = json::object();
   for (const auto& [id, value] : settings.items()) {
+    if (device_settings::is_reserved(id)) {
+      if (auto why = device_settings::reserved_error(id, value); !why.empty()) {
+        ctx.fail(where + "/" + id, why);
+      }
+      if (id == device_settings::kDevice) {
+        ctx.fail(where + "/" + id, "give the device as the experiment's \"device\" field");
+      }
+      out[id] = value;
+      continue;
+    }
     if (id == knobs::kFaultSetting) {
       if (auto why = knobs::fault_setting_error(value); !why.empty())
         ctx.fail(where + "/" + id, why);
@@ -120,9 +132,9 @@ void check_setting_models(const Context& ctx, const json& settings, const std::s
   }
 }
 
-const std::vector<std::string> kSharedFields{"processes", "warmup",  "samples", "iterations",
-                                             "timeout_s", "batch",   "mode",    "model",
-                                             "preset",    "options", "settings"};
+const std::vector<std::string> kSharedFields{"processes", "warmup",  "samples",  "iterations",
+                                             "timeout_s", "batch",   "mode",     "model",
+                                             "preset",    "options", "settings", "device"};
 
 Experiment parse_experiment(const Context& ctx, const json& e, const json& defaults,
                             const std::string& where, const knobs::HostCaps& host) {
@@ -233,12 +245,29 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
     ctx.fail(where + "/name",
              fmt::format("must be at most {} characters, got {}", kMaxNameLength, x.name.size()));
   }
+  // The device: the suite's "device" field, or CUDA for a CUDA-only knob; it travels to the worker
+  // (and into the database) as the trial setting "device".
+  x.device = text(ctx, merged, where, "device", device_settings::default_device(used), false);
+  if (auto why = device_settings::reserved_error(device_settings::kDevice, x.device);
+      !why.empty()) {
+    ctx.fail(where + "/device", why);
+  }
+  for (const knobs::Knob* k : used) {
+    if (auto why = device_settings::device_mismatch(*k, x.device); !why.empty()) {
+      ctx.fail(where + "/device", why);
+    }
+  }
+  if (x.device == "cuda") x.settings[device_settings::kDevice] = "cuda";
   for (const knobs::Knob* k : used) {
     const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host);
     if (!why.empty()) {
       x.not_applicable = k->id + ": " + why;
       break;
     }
+  }
+  if (auto why = device_settings::device_unavailable(x.device, host);
+      x.not_applicable.empty() && !why.empty()) {
+    x.not_applicable = "device cuda: " + why;
   }
   return x;
 }
@@ -341,10 +370,12 @@ std::vector<TrialSpec> expand(const Suite& suite, const std::string& filter,
   }
   std::vector<TrialSpec> trials;
   uint64_t experiment_seed = 1;
+  bool matched = false;
   for (const auto& x : suite.experiments) {
     ++experiment_seed;
-    if (!x.not_applicable.empty() || (!filter.empty() && !std::regex_search(x.name, pattern)))
-      continue;
+    if (!filter.empty() && !std::regex_search(x.name, pattern)) continue;
+    matched = true;
+    if (!x.not_applicable.empty()) continue;
     for (int p = 0; p < x.processes; ++p) {
       // ABBA: even rounds run the arms forward, odd rounds backward, so drift hits all alike.
       for (size_t i = 0; i < x.arms.size(); ++i) {
@@ -370,9 +401,10 @@ std::vector<TrialSpec> expand(const Suite& suite, const std::string& filter,
       }
     }
   }
-  if (trials.empty()) {
-    throw SuiteError(
-        fmt::format("{}: no applicable experiment matches --filter '{}'", suite.path, filter));
+  // Experiments that match but cannot run here (a CUDA suite on a host without a GPU) give no
+  // trials: the run completes and records why each is not applicable.
+  if (!matched) {
+    throw SuiteError(fmt::format("{}: no experiment matches --filter '{}'", suite.path, filter));
   }
   return trials;
 }

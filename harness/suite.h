@@ -19,7 +19,9 @@
 //
 // Per experiment (each may also be given in "defaults"): name (default knob.model-preset-mode),
 // options (model options), settings (applied to every arm), batch, processes (worker processes
-// per arm), warmup (iterations), samples (per process), iterations (per sample), timeout_s.
+// per arm), warmup (iterations), samples (per process), iterations (per sample), timeout_s,
+// device ("cpu" or "cuda"; default "cuda" for a CUDA-only knob, else "cpu"). A CUDA experiment on
+// a host without a usable CUDA device is listed as not applicable with the reason.
 // "aa": true makes an experiment an A/A control: both arms run the knob's ON setting, so its
 // effect measures the noise floor and should come out as "no measurable effect".
 #pragma once
@@ -60,6 +62,7 @@ struct Experiment {
   double timeout_s = 300;
   std::string not_applicable;  // why it cannot run on this host/build; empty when it can
   bool aa = false;             // an A/A control: both arms run the knob's ON setting
+  std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)
 };
 
 struct Suite {
@@ -75,7 +78,8 @@ Suite parse(const std::string& text, const std::string& path, const knobs::HostC
 
 // The run's trials: for each applicable experiment whose name matches `filter` (ECMAScript regex,
 // empty = all), `processes` trials per arm in ABBA order (off, on, on, off, …; factorial cells
-// forward then reversed), each with base settings, the experiment's and the arm's.
+// forward then reversed), each with base settings, the experiment's and the arm's. Empty when
+// every matching experiment is not applicable here; throws SuiteError when none matches.
 std::vector<TrialSpec> expand(const Suite& suite, const std::string& filter,
                               const knobs::HostCaps& host);
 

@@ -21,6 +21,7 @@
 #include "harness/compat.h"
 #include "harness/ddp.h"
 #include "harness/device.h"
+#include "harness/device_trial.h"
 #include "harness/knobs.h"
 #include "harness/loader.h"
 #include "harness/multiproc.h"
@@ -212,7 +213,9 @@ TrialResult run_trial(const TrialSpec& spec) {
   if (spec.settings.contains("omp_threads")) {
     torch::set_num_threads(static_cast<int>(spec.settings["omp_threads"].get<int64_t>()));
   }
-  const torch::Device device(torch::kCPU);
+  // The device side (harness/device_trial.h): the CPU, or CUDA with its knobs and timer.
+  const auto dev = device_trial::make(spec);
+  const torch::Device device = dev->device();
   // Build-time switches (conv_bias_off, inplace_act, causal_mask_fly, …) become model options.
   models::ModelSpec model_spec = spec.model;
   model_spec.options = knobs::model_options(spec.settings, model_spec.options);
@@ -225,6 +228,7 @@ TrialResult run_trial(const TrialSpec& spec) {
   torch::nn::Module& module = model->module();
   const bool train = spec.mode == Mode::train;
   module.train(train);
+  dev->prepare(module, batch);
 
   if (setting(spec, "channels_last")) {
     to_channels_last(module);
@@ -256,11 +260,12 @@ TrialResult run_trial(const TrialSpec& spec) {
     optimizer = std::make_unique<torch::optim::SGD>(module.parameters(),
                                                     torch::optim::SGDOptions(1e-3).momentum(0.9));
   }
-  // amp: bf16 autocast on the CPU around forward and loss.
-  const bool amp = setting(spec, "amp");
+  // amp: autocast around forward and loss, bf16 on the CPU, fp16 (or bf16) on CUDA.
+  const bool amp = spec.settings.contains("amp") && spec.settings["amp"] != false;
+  const c10::ScalarType amp_dtype = dev->amp_dtype(spec.settings.value("amp", json(true)));
   bool autocast_in_step = false;
   auto enter_autocast = [&](std::optional<compat::AutocastGuard>& guard) {
-    if (amp) guard.emplace(c10::DeviceType::CPU, torch::kBFloat16);
+    if (amp) guard.emplace(device.type(), amp_dtype);
   };
   const bool set_to_none = setting(spec, "zero_grad_none");
   const bool no_grad = setting(spec, "no_grad");
@@ -289,7 +294,7 @@ TrialResult run_trial(const TrialSpec& spec) {
       if (inference_mode) inference.emplace();
       std::optional<compat::AutocastGuard> cast;
       enter_autocast(cast);
-      autocast_in_step = compat::autocast_enabled(c10::DeviceType::CPU);
+      autocast_in_step = compat::autocast_enabled(device.type());
       grad_mode_in_step = torch::GradMode::is_enabled();
       inference_mode_in_step = c10::InferenceMode::is_enabled();
       return model->forward(batch);
@@ -312,21 +317,24 @@ TrialResult run_trial(const TrialSpec& spec) {
     grad_mode_in_step = torch::GradMode::is_enabled();
     anomaly_mode_in_step = torch::autograd::AnomalyMode::is_enabled();
     torch::Tensor loss;
+    auto optimizer_step = [&] {
+      if (fused_adamw) {
+        fused_adamw->step();
+      } else {
+        optimizer->step();
+      }
+    };
     if (rank) {
-      loss = rank->forward_backward(*model, batch);  // with the gradient all-reduces
+      loss = rank->forward_backward(*model, batch);  // with the gradient all-reduces (CPU)
+      optimizer_step();
     } else {
       {
         std::optional<compat::AutocastGuard> cast;
         enter_autocast(cast);
-        autocast_in_step = compat::autocast_enabled(c10::DeviceType::CPU);
+        autocast_in_step = compat::autocast_enabled(device.type());
         loss = model->loss(batch);
       }
-      loss.backward();
-    }
-    if (fused_adamw) {
-      fused_adamw->step();
-    } else {
-      optimizer->step();
+      dev->backward_and_step(loss, module.parameters(), optimizer_step);
     }
     return loss;
   };
@@ -351,7 +359,9 @@ TrialResult run_trial(const TrialSpec& spec) {
     result.check_value = output.to(torch::kDouble).abs().mean().item<double>();
   }
 
-  for (int i = 0; i < spec.warmup; ++i) step();
+  // The measured iteration: the step with the device's input pipeline and per-step knobs around it.
+  const device_trial::Step measured_step = dev->wrap(step, batch);
+  for (int i = 0; i < spec.warmup; ++i) measured_step();
 
   // The measured region: peak RSS from a reset high-water mark, page faults, samples.
   // The processes of a multi-process trial start measuring together.
@@ -375,28 +385,29 @@ TrialResult run_trial(const TrialSpec& spec) {
       spec.experiment.c_str(),
       [&](benchmark::State& state) {
         for (auto _ : state) {
-          const auto start = Clock::now();
-          benchmark::DoNotOptimize(step());
-          device::synchronize(device);
+          double seconds = dev->time(measured_step);
           if (stretch > 0) {  // busy-wait: exact to the microsecond, unlike a sleep
-            const auto until = start + (Clock::now() - start) * (1 + stretch);
+            const auto until = Clock::now() + std::chrono::duration<double>(seconds * stretch);
             while (Clock::now() < until) {
             }
+            seconds *= 1 + stretch;
           }
-          state.SetIterationTime(std::chrono::duration<double>(Clock::now() - start).count());
+          state.SetIterationTime(seconds);
         }
       })
       ->UseManualTime()
       ->Iterations(spec.iterations)
       ->Repetitions(spec.samples);
+  dev->begin_measurement();
   const auto measured_start = Clock::now();
   benchmark::RunSpecifiedBenchmarks(&collector);
+  dev->end_measurement(int64_t(spec.samples) * spec.iterations, spec.batch);
   const double measured_wall = std::chrono::duration<double>(Clock::now() - measured_start).count();
   evidence["measured_end_ns"] = multiproc::monotonic_ns();
   const int64_t iterations = int64_t(spec.samples) * spec.iterations;
   result.page_faults_per_iteration = double(page_faults() - faults_before) / double(iterations);
   result.peak_rss_bytes = status_kb("VmHWM");
-  if (device.is_cuda()) result.device_peak_bytes = device::peak_memory_bytes(device);
+  result.device_peak_bytes = dev->peak_memory_bytes();
 
   evidence["torch_threads"] = torch::get_num_threads();
   evidence["env"] = environment_evidence();
@@ -414,6 +425,9 @@ TrialResult run_trial(const TrialSpec& spec) {
   evidence["grad_mode_in_step"] = grad_mode_in_step;
   evidence["model"] = model->describe();
   evidence["autocast_in_step"] = autocast_in_step;
+  evidence["autocast_dtype"] = !amp ? "none" : amp_dtype == torch::kHalf ? "fp16" : "bf16";
+  evidence["device"] = device.str();
+  for (const auto& [key, value] : dev->evidence().items()) evidence[key] = value;
   if (train) evidence["optimizer"] = optimizer_name;
   if (!train) evidence["inference_mode_in_step"] = inference_mode_in_step;
   if (train) evidence["anomaly_mode_in_step"] = anomaly_mode_in_step;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "harness/knobs.h"
+#include "harness/nvml.h"
 
 namespace tunebench::knobs {
 namespace {
@@ -122,6 +123,98 @@ TEST(Knobs, ApplicabilityHasReasons) {
   EXPECT_EQ(not_applicable_reason(*find("ddp_no_sync"), "gpt", Mode::train, one_core),
             "LibTorch 9.9 ships no c10d ProcessGroupGloo header");
   EXPECT_EQ(not_applicable_reason(*find("no_grad"), "dlrm", Mode::infer, one_core), "");
+}
+
+TEST(CudaKnobs, EachCudaKnobsEvidenceMustShowItsSetting) {
+  // What the CUDA worker reads back for an ON arm of every CUDA knob, and for the OFF arm.
+  const nlohmann::json on = {{"device", "cuda:0"},
+                             {"tf32_matmul", true},
+                             {"tf32_cudnn", true},
+                             {"cudnn_benchmark", true},
+                             {"input_shapes_seen", 4},
+                             {"empty_cache_calls_per_step", 0},
+                             {"host_batch_pinned", true},
+                             {"input_created_on_device", true},
+                             {"loss_item_calls_per_step", 0},
+                             {"cuda_graph_replay", true},
+                             {"copy_stream", "separate"},
+                             {"autocast_in_step", true},
+                             {"autocast_dtype", "fp16"},
+                             {"loss_scaling", true}};
+  const nlohmann::json off = {{"device", "cuda:0"},
+                              {"tf32_matmul", false},
+                              {"tf32_cudnn", false},
+                              {"cudnn_benchmark", false},
+                              {"input_shapes_seen", 1},
+                              {"empty_cache_calls_per_step", 1},
+                              {"host_batch_pinned", false},
+                              {"input_created_on_device", false},
+                              {"loss_item_calls_per_step", 1},
+                              {"cuda_graph_replay", false},
+                              {"copy_stream", "compute"},
+                              {"autocast_in_step", false},
+                              {"autocast_dtype", "none"},
+                              {"loss_scaling", false}};
+  const std::vector<std::string> ids{"tf32",          "cudnn_benchmark", "empty_cache",
+                                     "pinned_memory", "on_device_alloc", "avoid_sync",
+                                     "cuda_graphs",   "streams_overlap", "amp"};
+  for (const auto& id : ids) {
+    const Knob* k = find(id);
+    ASSERT_NE(k, nullptr) << id;
+    EXPECT_TRUE(k->implemented) << id;
+    for (const bool value : {false, true}) {
+      const nlohmann::json settings = {{id, value}, {"device", "cuda"}};
+      EXPECT_TRUE(check_evidence(settings, Mode::train, value ? on : off).empty()) << id;
+      // The other arm's evidence contradicts this arm's setting.
+      EXPECT_FALSE(check_evidence(settings, Mode::train, value ? off : on).empty()) << id;
+    }
+  }
+  EXPECT_TRUE(check_evidence({{"varying_shapes", true}}, Mode::infer, on).empty());
+  EXPECT_EQ(
+      check_evidence({{"varying_shapes", true}}, Mode::infer, off),
+      std::vector<std::string>{"varying_shapes=true but the measured steps saw 1 input shapes"});
+  EXPECT_EQ(check_evidence({{"device", "cuda"}}, Mode::infer, {{"device", "cpu"}}),
+            std::vector<std::string>{"device=\"cuda\" but the model ran on \"cpu\""});
+  // fp16 training must have scaled the loss; bf16 needs no scaling.
+  nlohmann::json unscaled = on;
+  unscaled["loss_scaling"] = false;
+  EXPECT_EQ(check_evidence({{"amp", "fp16"}}, Mode::train, unscaled),
+            std::vector<std::string>{"amp=\"fp16\" but loss scaling was false"});
+  EXPECT_EQ(check_evidence({{"amp", "bf16"}}, Mode::train, on),
+            std::vector<std::string>{"amp=\"bf16\" but autocast's dtype was \"fp16\""});
+}
+
+TEST(CudaKnobs, AmpTakesADtypeAndCudaKnobsNeedAGpu) {
+  EXPECT_NO_THROW(validate_value(*find("amp"), "fp16"));
+  EXPECT_NO_THROW(validate_value(*find("amp"), "bf16"));
+  EXPECT_THROW(validate_value(*find("amp"), "fp8"), std::invalid_argument);
+  EXPECT_THROW(validate_value(*find("tf32"), "bf16"), std::invalid_argument);
+  HostCaps no_gpu;
+  no_gpu.cuda_reason = "no CUDA device on this host";
+  EXPECT_EQ(not_applicable_reason(*find("pinned_memory"), "resnet50", Mode::infer, no_gpu),
+            "needs a CUDA device: no CUDA device on this host");
+  EXPECT_EQ(not_applicable_reason(*find("cuda_graphs"), "gpt", Mode::train, no_gpu),
+            "applies to infer only, not train");
+  HostCaps gpu = no_gpu;
+  gpu.cuda = true;
+  EXPECT_EQ(not_applicable_reason(*find("pinned_memory"), "resnet50", Mode::infer, gpu), "");
+}
+
+TEST(Nvml, ThrottleReasonsAreNamedAndAMissingDriverIsReported) {
+  EXPECT_EQ(nvml::throttle_reason_names(0), nlohmann::json::array());
+  EXPECT_EQ(nvml::throttle_reason_names(0x4 | 0x40),
+            (nlohmann::json{"sw_power_cap", "hw_thermal_slowdown"}));
+  EXPECT_EQ(nvml::throttle_reason_names(0x1000), nlohmann::json{"other"});
+  if (!nvml::unavailable_reason().empty()) {
+    // No driver here: every query says so instead of failing.
+    EXPECT_EQ(nvml::device_count(), 0);
+    EXPECT_EQ(nvml::driver_version(), "");
+    EXPECT_EQ(nvml::device_state(0).value("unavailable", ""), nvml::unavailable_reason());
+    EXPECT_FALSE(nvml::energy_millijoules(0).has_value());
+  } else {
+    EXPECT_GT(nvml::device_count(), 0);
+    EXPECT_TRUE(nvml::device_state(0).contains("sm_clock_mhz"));
+  }
 }
 
 }  // namespace

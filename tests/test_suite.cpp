@@ -57,7 +57,7 @@ TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
           one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "batchsize": 3})")),
       "s.json: /experiments/0/batchsize: unknown field \"batchsize\"; valid fields: processes, "
       "warmup, samples, iterations, timeout_s, batch, mode, model, preset, options, settings, "
-      "name, knob, factorial, arms, aa");
+      "device, name, knob, factorial, arms, aa");
   EXPECT_EQ(
       error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "samples": -1})")),
       "s.json: /experiments/0/samples: must be an integer from 1 to 1000000, got -1");
@@ -194,12 +194,12 @@ TEST(Suite, AaControlsRunTheSameArmTwice) {
 TEST(Suite, NotApplicableExperimentsAreKeptWithTheirReasonAndNotRun) {
   const Suite s = parse(one(R"({"knob": "channels_last", "model": "gpt", "preset": "tiny"},
                                {"knob": "no_grad", "model": "gpt", "preset": "tiny", "mode": "train"},
-                               {"knob": "tf32", "model": "gpt", "preset": "tiny"},
+                               {"knob": "dims_mult8", "model": "gpt", "preset": "tiny"},
                                {"knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
                         "s.json", two_cores());
   EXPECT_EQ(s.experiments[0].not_applicable, "channels_last: applies to resnet50 only, not gpt");
   EXPECT_EQ(s.experiments[1].not_applicable, "no_grad: applies to infer only, not train");
-  EXPECT_EQ(s.experiments[2].not_applicable, "tf32: not implemented yet");
+  EXPECT_EQ(s.experiments[2].not_applicable, "dims_mult8: not implemented yet");
   EXPECT_EQ(s.experiments[3].not_applicable, "");
   const auto trials = expand(s, "", two_cores());
   for (const auto& t : trials) EXPECT_EQ(t.experiment, "no_grad.gpt-tiny-infer");
@@ -212,6 +212,83 @@ TEST(Suite, FilterSelectsExperimentsAndRejectsBadPatterns) {
   EXPECT_EQ(expand(s, "gpt", two_cores()).size(), 4u);
   EXPECT_THROW(expand(s, "(", two_cores()), SuiteError);
   EXPECT_THROW(expand(s, "dlrm", two_cores()), SuiteError);
+}
+
+knobs::HostCaps with_gpu() {
+  knobs::HostCaps host = two_cores();
+  host.cuda = true;
+  host.cuda_reason = "";
+  return host;
+}
+
+TEST(Suite, TheDeviceIsValidatedAndCudaOnlyKnobsImplyIt) {
+  EXPECT_EQ(error_of(one(R"({"knob": "amp", "model": "gpt", "preset": "tiny", "device": "gpu"})")),
+            "s.json: /experiments/0/device: device must be \"cpu\" or \"cuda\", got \"gpu\"");
+  EXPECT_EQ(error_of(one(R"({"knob": "tf32", "model": "gpt", "preset": "tiny", "device": "cpu"})")),
+            "s.json: /experiments/0/device: tf32 runs on CUDA only: device must be \"cuda\" (or "
+            "left out), got \"cpu\"");
+  EXPECT_EQ(error_of(one(
+                R"({"knob": "omp_threads", "model": "gpt", "preset": "tiny", "device": "cuda"})")),
+            "s.json: /experiments/0/device: omp_threads is a CPU knob: device must be \"cpu\" (or "
+            "left out), got \"cuda\"");
+  EXPECT_EQ(error_of(one(R"({"knob": "amp", "model": "gpt", "preset": "tiny",
+                           "settings": {"device": "cuda"}})")),
+            "s.json: /experiments/0/settings/device: give the device as the experiment's "
+            "\"device\" field");
+  EXPECT_EQ(error_of(one(R"({"knob": "cudnn_benchmark", "model": "resnet50", "preset": "tiny",
+                           "settings": {"varying_shapes": 1}})")),
+            "s.json: /experiments/0/settings/varying_shapes: varying_shapes must be true or false, "
+            "got 1");
+  // A CUDA-only knob runs on CUDA without being told; a "both" knob on the CPU unless told.
+  const Suite s = parse(one(R"({"knob": "tf32", "model": "gpt", "preset": "tiny"},
+                             {"knob": "amp", "model": "gpt", "preset": "tiny"},
+                             {"knob": "amp", "model": "gpt", "preset": "tiny", "device": "cuda",
+                              "name": "amp.cuda"})"),
+                        "s.json", with_gpu());
+  EXPECT_EQ(s.experiments[0].device, "cuda");
+  EXPECT_EQ(s.experiments[1].device, "cpu");
+  EXPECT_EQ(s.experiments[2].device, "cuda");
+  for (const auto& t : expand(s, "", with_gpu())) {
+    // The device travels to the worker, and into the database, as the trial setting "device".
+    EXPECT_EQ(t.settings.value("device", "cpu"),
+              t.experiment == "amp.gpt-tiny-infer" ? "cpu" : "cuda")
+        << t.experiment;
+  }
+}
+
+TEST(Suite, CudaExperimentsWithoutAGpuAreNotApplicableAndTheSuiteStillExpands) {
+  const Suite s = parse(one(R"({"knob": "tf32", "model": "gpt", "preset": "tiny"},
+                             {"knob": "amp", "model": "gpt", "preset": "tiny", "device": "cuda"})"),
+                        "s.json", two_cores());
+  EXPECT_EQ(s.experiments[0].not_applicable,
+            "tf32: needs a CUDA device: no CUDA device on this host");
+  EXPECT_EQ(s.experiments[1].not_applicable,
+            "device cuda: needs a CUDA device: no CUDA device on "
+            "this host");
+  EXPECT_TRUE(expand(s, "", two_cores()).empty());  // nothing to run, and no error
+  EXPECT_THROW(expand(s, "^nothing$", two_cores()), SuiteError);
+}
+
+TEST(Suite, TheCudaSuitesAreValidAndNotApplicableWithoutAGpu) {
+  for (const char* name : {"cuda-smoke", "cuda-nightly"}) {
+    const std::string path = std::string(TUNEBENCH_SOURCE_DIR "/suites/") + name + ".json";
+    const Suite without = load(path, two_cores());
+    EXPECT_EQ(without.name, name);
+    for (const auto& x : without.experiments) {
+      EXPECT_EQ(x.device, "cuda") << x.name;
+      EXPECT_NE(x.not_applicable, "") << x.name;
+    }
+    EXPECT_TRUE(expand(without, "", two_cores()).empty());
+    // With a GPU, everything built runs: only the knobs not implemented yet stay out.
+    const Suite with = load(path, with_gpu());
+    for (const auto& x : with.experiments) {
+      if (!x.not_applicable.empty()) {
+        EXPECT_NE(x.not_applicable.find("not implemented yet"), std::string::npos) << x.name;
+      }
+    }
+  }
+  const Suite smoke = load(TUNEBENCH_SOURCE_DIR "/suites/cuda-smoke.json", with_gpu());
+  for (const auto& x : smoke.experiments) EXPECT_EQ(x.not_applicable, "") << x.name;
 }
 
 }  // namespace

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The GPU check: on a machine with a GPU, PyTorch, CMake and nvcc but no network and none of
+# tunebench's other dependencies, build tunebench against that machine's torch with the folder
+# ci/gpu-deps.sh prepared, run suites/cuda-smoke.json, and print a short table last.
+#   ci/gpu-check.sh [DEPS_DIR]      default DEPS_DIR: shared/gpu-deps
+# Environment: PYTHON (the python with torch; default python3), BUILD_DIR (default build/gpu),
+# GPU_CHECK_BUDGET_S (default 480: the whole check must end within 8 minutes; the run gets what the
+# build left), GPU_CHECK_SIMULATE=1 (ignore /usr when looking for the dependencies, so a machine
+# that has them installed proves the folder alone is enough).
+# Exit: 0 when the run completed, 1 when it completed with failures or ran out of time, 2 on a
+# setup error.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$SECONDS
+budget=${GPU_CHECK_BUDGET_S:-480}
+fail() { echo "ci/gpu-check.sh: $*" >&2; exit 2; }
+
+deps=$(realpath -m "${1:-shared/gpu-deps}")
+libdir=$deps/usr/lib/x86_64-linux-gnu
+[[ -f $deps/MANIFEST ]] || fail "$deps is not a folder made by ci/gpu-deps.sh (no MANIFEST); run ci/gpu-deps.sh where there is network"
+py=${PYTHON:-$(command -v python3 || command -v python || true)}
+[[ -n $py ]] || fail "no python3 with torch on PATH (set PYTHON)"
+torch_prefix=$("$py" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)') ||
+  fail "$py cannot import torch"
+nvcc=$(command -v nvcc || true)
+[[ -z $nvcc && -x /usr/local/cuda/bin/nvcc ]] && nvcc=/usr/local/cuda/bin/nvcc
+[[ -n $nvcc ]] || fail "no nvcc on PATH or in /usr/local/cuda/bin"
+build=${BUILD_DIR:-build/gpu}
+generator="Unix Makefiles"
+command -v ninja >/dev/null && generator=Ninja
+
+args=(-S . -B "$build" -G "$generator" -Wno-dev
+  -DCMAKE_BUILD_TYPE=Release -DTUNEBENCH_BUILD_TESTS=OFF -DTUNEBENCH_BUILD_BENCH=OFF
+  "-DCMAKE_PREFIX_PATH=$torch_prefix;$deps/usr;$libdir/cmake;$deps/usr/share/cmake"
+  "-DOPENSSL_ROOT_DIR=$deps/usr" "-DCMAKE_CUDA_COMPILER=$nvcc"
+  "-DCUDAToolkit_ROOT=$(dirname "$(dirname "$(readlink -f "$nvcc")")")"
+  # The folder's libraries at run time, for the workers too (they get an explicit environment
+  # without LD_LIBRARY_PATH): an RPATH, which also serves the libraries' own dependencies.
+  "-DCMAKE_BUILD_RPATH=$libdir" "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags")
+# pkg-config, where there is one, sees only the folder's .pc files (libnuma is found without it).
+export PKG_CONFIG_LIBDIR=$libdir/pkgconfig:$deps/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$deps
+if [[ ${GPU_CHECK_SIMULATE:-0} == 1 ]]; then
+  args+=(-DCMAKE_IGNORE_PREFIX_PATH=/usr)
+fi
+echo "[gpu-check] configure: torch from $torch_prefix, nvcc $nvcc, dependencies from $deps"
+cmake "${args[@]}" >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; fail "configure failed"; }
+grep -E "^-- tunebench:" "$build.configure.log" || true
+grep -q "CUDA code paths: ON" "$build.configure.log" ||
+  echo "[gpu-check] warning: this torch has no CUDA: the CUDA experiments will be not applicable"
+echo "[gpu-check] build ($(nproc) jobs)"
+cmake --build "$build" --target tunebench -j "$(nproc)" >"$build.build.log" 2>&1 ||
+  { tail -40 "$build.build.log" >&2; fail "build failed (log: $build.build.log)"; }
+echo "[gpu-check] built in $((SECONDS - start)) s"
+
+tb=$build/tunebench
+"$tb" env | head -40
+db=$build/gpu-check.sqlite
+rm -f "$db" "$db-wal" "$db-shm"
+left=$((budget - (SECONDS - start) - 20))
+((left > 30)) || fail "no time left for the run after the build"
+echo "[gpu-check] run suites/cuda-smoke.json (at most $left s)"
+rc=0
+timeout --signal=TERM --kill-after=10 "$left" "$tb" run --suite suites/cuda-smoke.json --db "$db" \
+  --label gpu-check || rc=$?
+if ((rc == 124)); then echo "[gpu-check] the run passed its $left s: interrupted, finished trials kept"; fi
+"$tb" show latest --db "$db" --json >"$build/gpu-check.json" || true
+
+# The short table: each experiment's effect and what the GPU read back.
+"$py" - "$build/gpu-check.json" <<'PY'
+import json, sys
+try:
+    report = json.load(open(sys.argv[1]))
+except Exception as e:
+    sys.exit(f"[gpu-check] no report to tabulate: {e}")
+def fmt(v, spec):
+    return format(v, spec) if isinstance(v, (int, float)) else "-"
+print()
+print(f"cuda-smoke on {report['host'].get('gpu')} (driver {report['host'].get('gpu_driver')}, "
+      f"CUDA {report['software'].get('cuda')}, cuDNN {report['software'].get('cudnn')}): {report['status']}")
+print(f"{'experiment':44} {'off ms':>8} {'on ms':>8} {'ratio':>6} {'verdict':22} {'syncs/step':>10} {'peak MiB':>9} {'J/item':>8} ok/fail/inv")
+for x in report["experiments"]:
+    arms = x["arms"]
+    first, last = arms[0], arms[-1]
+    time = next((e for e in x["effects"] if e["metric"] == "time"), {})
+    ev = last.get("evidence") or {}
+    joules = ev.get("gpu_energy_joules_per_item")
+    peak = ev.get("device_peak_bytes")
+    counts = "/".join(str(sum(a[k] for a in arms)) for k in ("ok", "failed", "invalid"))
+    ms = lambda a: fmt(a["median_seconds"] * 1e3, ".3f") if a["median_seconds"] is not None else "-"
+    print(f"{x['name'][:44]:44} {ms(first):>8} {ms(last):>8} {fmt(time.get('ratio'), '.3f'):>6} "
+          f"{(time.get('verdict') or x.get('problem') or '-')[:22]:22} "
+          f"{fmt(ev.get('host_syncs_per_step'), '.2f'):>10} "
+          f"{fmt(peak / 2**20 if isinstance(peak, (int, float)) and peak >= 0 else None, '.1f'):>9} "
+          f"{fmt(joules, '.4f'):>8} {counts}")
+for na in report.get("not_applicable", []):
+    print(f"not applicable: {na['experiment']}: {na['reason']}")
+PY
+echo "[gpu-check] done in $((SECONDS - start)) s, run exit $rc"
+exit $((rc == 0 ? 0 : rc == 2 ? 2 : 1))

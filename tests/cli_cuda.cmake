@@ -1,0 +1,34 @@
+# The CUDA suites on a host without a usable GPU: every experiment is listed as not applicable
+# with the reason, and the run still completes (exit 0) and is stored with those reasons.
+# Run by ctest: cmake -DTUNEBENCH=<binary> -DSOURCE=<source dir> -DWORK=<scratch dir> -P cli_cuda.cmake
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(db ${WORK}/results.sqlite)
+
+execute_process(COMMAND ${TUNEBENCH} env OUTPUT_VARIABLE env RESULT_VARIABLE rc)
+string(REGEX MATCH "\n  gpu +none" no_gpu "${env}")
+if(NOT no_gpu)
+  message(STATUS "this host has a GPU: the GPU-less behaviour is not what runs here")
+  return()
+endif()
+
+foreach(suite cuda-smoke cuda-nightly)
+  execute_process(COMMAND ${TUNEBENCH} run --suite suites/${suite}.json --db ${db} --label ${suite}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err WORKING_DIRECTORY ${SOURCE})
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${suite}: exit ${rc}, expected 0\n${out}\n${err}")
+  endif()
+  foreach(text "(0 trials, " "completed: 0 trials, 0 failed, 0 invalid"
+          "not applicable: tf32.gpt-" "tf32: needs a CUDA device: ")
+    string(FIND "${err}" "${text}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "${suite}: output lacks '${text}'\n${err}")
+    endif()
+  endforeach()
+endforeach()
+# The stored run keeps the reasons: `show` lists them from the database.
+execute_process(COMMAND ${TUNEBENCH} show latest --db ${db} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(FIND "${out}" "cuda_graphs.gpt-small-infer: cuda_graphs: needs a CUDA device" at)
+if(NOT rc EQUAL 0 OR at EQUAL -1)
+  message(FATAL_ERROR "show: exit ${rc} or the reason is missing\n${out}")
+endif()
