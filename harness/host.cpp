@@ -12,6 +12,7 @@
 
 #include "harness/compat.h"
 #include "harness/device.h"
+#include "harness/script_forward.h"
 
 #ifndef TUNEBENCH_SOURCE_DIR
 #define TUNEBENCH_SOURCE_DIR "."
@@ -163,6 +164,7 @@ knobs::HostCaps capabilities() {
   caps.cuda = caps.cuda_reason.empty();
   const std::string fused = compat::fused_adamw_unavailable_reason(c10::DeviceType::CPU);
   if (!fused.empty()) caps.unsupported["fused_adamw"] = fused;
+  for (const auto& [id, why] : script_forward::unsupported()) caps.unsupported[id] = why;
   return caps;
 }
 
