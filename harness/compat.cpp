@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <torch/csrc/jit/passes/graph_fuser.h>
+#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/version.h>
 
 #include <stdexcept>
@@ -9,6 +12,15 @@
 #define TUNEBENCH_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) ||            \
    (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+#if !TUNEBENCH_TORCH_AT_LEAST(2, 0)
+// 1.13 exports the switch of the CPU fuser but installs no header that declares it.
+namespace torch::jit {
+TORCH_API void overrideCanFuseOnCPU(bool value);
+}  // namespace torch::jit
+#else
+#include <torch/csrc/jit/codegen/fuser/interface.h>
+#endif
 
 namespace tunebench::compat {
 
@@ -149,6 +161,14 @@ void FusedAdamW::step() {
 #else
   throw std::runtime_error("fused AdamW: " + fused_adamw_unavailable_reason(c10::DeviceType::CPU));
 #endif
+}
+
+void use_legacy_cpu_fuser() {
+  torch::jit::getExecutorMode() = false;   // the legacy (non-profiling) graph executor
+  torch::jit::getProfilingMode() = false;  // …and no profiling runs before it optimises
+  torch::jit::setTensorExprFuserEnabled(false);
+  torch::jit::overrideCanFuseOnCPU(true);
+  torch::jit::overrideCanFuseOnCPULegacy(true);
 }
 
 }  // namespace tunebench::compat

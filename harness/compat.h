@@ -64,4 +64,11 @@ class FusedAdamW {
   double lr_, beta1_, beta2_, eps_, weight_decay_;
 };
 
+// TorchScript's fusers on the CPU. NNC, the TensorExpr fuser that the profiling executor uses by
+// default, compiles CPU kernels with LLVM only, and neither the Debian nor the PyPI LibTorch is
+// built with LLVM ("LLVM Backend not found"). The legacy executor's fuser writes C++ for each
+// fusion group and compiles it with the host's C++ compiler at run time. This switches the whole
+// process to the legacy executor with CPU fusion on (TorchScript settings are process-wide).
+void use_legacy_cpu_fuser();
+
 }  // namespace tunebench::compat

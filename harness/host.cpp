@@ -14,6 +14,7 @@
 #include "harness/ddp.h"
 #include "harness/device.h"
 #include "harness/nvml.h"
+#include "harness/script_forward.h"
 
 #ifndef TUNEBENCH_SOURCE_DIR
 #define TUNEBENCH_SOURCE_DIR "."
@@ -190,6 +191,7 @@ knobs::HostCaps capabilities() {
     caps.unsupported["ddp_scaling"] = why;
     caps.unsupported["ddp_no_sync"] = why;
   }
+  for (const auto& [id, why] : script_forward::unsupported()) caps.unsupported[id] = why;
   return caps;
 }
 

@@ -10,6 +10,7 @@
 
 #include "harness/device_settings.h"
 #include "harness/multiproc.h"
+#include "harness/script_knobs.h"
 
 namespace tunebench::knobs {
 
@@ -90,9 +91,12 @@ std::vector<Knob> make_catalog() {
   prealloc.models = {"gpt"};
   prealloc.memory_effect = true;
 
-  add(entry(
+  Knob& jit = add(entry(
       "jit_fusion", kern, "eager pointwise chain → TorchScript-fused", "both",
       "fusion amortises memory traffic and launches (000); compile 1.2-2x (001), 2.5x (004)"));
+  jit.implemented = true;  // the GPT MLP's bias add + erf-GELU (harness/script_forward.h)
+  jit.models = {"gpt"};
+  jit.modes = {Mode::infer};
   Knob& k_builtin_ops = add(entry("builtin_ops", kern,
                                   "hand-written LayerNorm / GELU / attention → built-in fused ops",
                                   "both", "built-in fused kernels are faster (004)"));
@@ -138,14 +142,19 @@ std::vector<Knob> make_catalog() {
                           "both", "5-10 % faster (004)"));
   fused.implemented = true;
   fused.modes = {Mode::train};
-  add(entry("quantize_linear", kern, "fp32 Linear → dynamically quantized int8 Linear", "cpu",
-            "partial quantization saves memory (004)"))
-      .modes = {Mode::infer};
+  Knob& quant =
+      add(entry("quantize_linear", kern, "fp32 Linear → dynamically quantized int8 Linear", "cpu",
+                "partial quantization saves memory (004)"));
+  quant.implemented = true;
+  quant.models = {"dlrm"};
+  quant.modes = {Mode::infer};
+  quant.memory_effect = true;
   Knob& freeze =
       add(entry("freeze_script", kern, "eager module → scripted, frozen, optimised for inference",
                 "both", "TorchScript for deployment (001)"));
   freeze.models = {"resnet50"};
   freeze.modes = {Mode::infer};
+  freeze.implemented = true;
 
   Knob& threads =
       add(entry("omp_threads", host, "OMP_NUM_THREADS and intra-op threads: 1 → all cores", "cpu",
@@ -599,6 +608,10 @@ std::vector<std::string> check_evidence(const json& settings, Mode mode, const j
             "dataloader_workers={} but the batches came from {} (want {} thread(s), {})", workers,
             loader.dump(), std::max<int64_t>(1, workers),
             workers == 0 ? "the main thread" : "none of them the main thread"));
+      }
+    } else if (script_knobs::handles(id)) {
+      if (auto why = script_knobs::check_evidence(id, value == true, evidence); !why.empty()) {
+        wrong.push_back(why);
       }
     } else if (id == "channels_last") {
       if (says("input_channels_last") != value || says("weight_channels_last") != value) {

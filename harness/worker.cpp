@@ -25,6 +25,7 @@
 #include "harness/knobs.h"
 #include "harness/loader.h"
 #include "harness/multiproc.h"
+#include "harness/script_forward.h"
 #include "models/common.h"
 #include "models/resnet.h"
 
@@ -234,6 +235,10 @@ TrialResult run_trial(const TrialSpec& spec) {
     to_channels_last(module);
     batch.inputs[0] = batch.inputs[0].contiguous(at::MemoryFormat::ChannelsLast);
   }
+  // jit_fusion, quantize_linear, freeze_script: the arm's own inference forward.
+  const auto scripted = script_forward::prepare(spec.settings, *model, batch);
+  evidence.update(scripted.evidence);
+  auto forward = [&] { return scripted.forward ? scripted.forward(batch) : model->forward(batch); };
   if (spec.model.model == "resnet50") {
     evidence["input_channels_last"] = batch.inputs[0].is_contiguous(at::MemoryFormat::ChannelsLast);
     evidence["weight_channels_last"] =
@@ -297,7 +302,7 @@ TrialResult run_trial(const TrialSpec& spec) {
       autocast_in_step = compat::autocast_enabled(device.type());
       grad_mode_in_step = torch::GradMode::is_enabled();
       inference_mode_in_step = c10::InferenceMode::is_enabled();
-      return model->forward(batch);
+      return forward();
     }
     for (auto& p : module.parameters()) {
       if (!p.grad().defined()) continue;
@@ -354,7 +359,7 @@ TrialResult run_trial(const TrialSpec& spec) {
     torch::NoGradGuard guard;
     std::optional<compat::AutocastGuard> cast;
     enter_autocast(cast);
-    const auto output = model->forward(batch);
+    const auto output = forward();
     evidence["output_dtype"] = std::string(c10::toString(output.scalar_type()));
     result.check_value = output.to(torch::kDouble).abs().mean().item<double>();
   }
@@ -435,6 +440,7 @@ TrialResult run_trial(const TrialSpec& spec) {
   evidence["rss_at_measurement_start_bytes"] = rss_at_start;
   if (rank) evidence["ddp"] = rank->evidence(module);
   if (feed) evidence["loader"] = feed->evidence();
+  if (scripted.read_back) scripted.read_back(evidence);
 
   result.sample_seconds = collector.seconds;
   // What Google Benchmark's machinery and our timing added beyond the timed steps, per sample.

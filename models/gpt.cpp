@@ -74,8 +74,13 @@ GptBlockImpl::GptBlockImpl(const GptConfig& cfg) : builtin_gelu(cfg.builtin_ops)
 
 torch::Tensor GptBlockImpl::forward(torch::Tensor x) {
   x = x + attn(ln_1(x));
-  auto h = c_fc(ln_2(x));  // [B, T, 4C]
-  h = builtin_gelu ? torch::gelu(h, "tanh") : gelu_tanh(h);
+  torch::Tensor h;  // [B, T, 4C]
+  if (bias_act) {
+    h = bias_act(torch::matmul(ln_2(x), c_fc->weight.t()), c_fc->bias);
+  } else {
+    h = c_fc(ln_2(x));
+    h = builtin_gelu ? torch::gelu(h, "tanh") : gelu_tanh(h);
+  }
   return x + mlp_proj(h);
 }
 

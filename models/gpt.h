@@ -14,6 +14,8 @@
 //                    function computed is unchanged)
 #pragma once
 
+#include <functional>
+
 #include "models/common.h"
 
 namespace tunebench::models {
@@ -59,6 +61,9 @@ struct GptBlockImpl : torch::nn::Module {
   CausalSelfAttention attn{nullptr};
   torch::nn::Linear c_fc{nullptr}, mlp_proj{nullptr};
   bool builtin_gelu;
+  // When set, replaces c_fc's bias add and the GELU: h = bias_act(x W_fcᵀ, b_fc), [B, T, 4C]
+  // (jit_fusion runs an erf-GELU chain through it, eager or TorchScript-fused).
+  std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)> bias_act;
 };
 TORCH_MODULE(GptBlock);
 
