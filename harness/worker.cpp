@@ -20,6 +20,7 @@
 
 #include "harness/compat.h"
 #include "harness/device.h"
+#include "harness/exec_steps.h"
 #include "harness/knobs.h"
 #include "models/common.h"
 #include "models/resnet.h"
@@ -268,10 +269,20 @@ TrialResult run_trial(const TrialSpec& spec) {
   bool grads_defined_after_zero = false;
   bool read_back_zeroing = false;  // set for the step whose zeroing is read back
 
+  // profiler_off, grad_accum, preallocate: how a step runs (exec_steps.h).
+  exec_steps::StepPlan plan(spec, *model, batch);
+  auto loss_of = [&](const models::Batch& b) {
+    std::optional<compat::AutocastGuard> cast;
+    enter_autocast(cast);
+    autocast_in_step = compat::autocast_enabled(c10::DeviceType::CPU);
+    return model->loss(b);
+  };
+
   // The test-only "slow" fault: a known slowdown of every step, for the regression tests.
   const bool slow = spec.settings.value(knobs::kFaultSetting, "") == "slow";
   // One iteration of the measured work.
   auto step = [&]() -> torch::Tensor {
+    const auto profiling = plan.profile_step();
     if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (!train) {
       std::optional<torch::NoGradGuard> guard;
@@ -302,14 +313,7 @@ TrialResult run_trial(const TrialSpec& spec) {
     }
     grad_mode_in_step = torch::GradMode::is_enabled();
     anomaly_mode_in_step = torch::autograd::AnomalyMode::is_enabled();
-    torch::Tensor loss;
-    {
-      std::optional<compat::AutocastGuard> cast;
-      enter_autocast(cast);
-      autocast_in_step = compat::autocast_enabled(c10::DeviceType::CPU);
-      loss = model->loss(batch);
-    }
-    loss.backward();
+    const torch::Tensor loss = plan.forward_backward(loss_of);
     if (fused_adamw) {
       fused_adamw->step();
     } else {
@@ -321,6 +325,7 @@ TrialResult run_trial(const TrialSpec& spec) {
   // Correctness guard: the function this arm computes, on the fixed batch. Inference: mean
   // |output|. Training: the loss after one step from the seeded weights.
   if (train) {
+    plan.before_first_step(loss_of);
     step();
     {
       std::optional<compat::AutocastGuard> cast;
@@ -344,6 +349,7 @@ TrialResult run_trial(const TrialSpec& spec) {
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
   const int64_t rss_at_start = status_kb("VmRSS");
   const int64_t faults_before = page_faults();
+  plan.begin_measurement();
   SampleCollector collector;
   static bool initialized = false;
   if (!initialized) {
@@ -395,7 +401,9 @@ TrialResult run_trial(const TrialSpec& spec) {
   evidence["mems_allowed"] = status_text("Mems_allowed_list");
   evidence["numa_policy"] = numa_policy();
   evidence["grad_mode_in_step"] = grad_mode_in_step;
+  plan.measure_tensor_peak([&] { step(); });
   evidence["model"] = model->describe();
+  plan.add_evidence(evidence, loss_of);
   evidence["autocast_in_step"] = autocast_in_step;
   if (train) evidence["optimizer"] = optimizer_name;
   if (!train) evidence["inference_mode_in_step"] = inference_mode_in_step;
