@@ -632,6 +632,12 @@ def analyze_run(trials: list[Trial], claims: dict) -> list[Experiment]:
                         n for n in ("peak CPU tensor memory of one step", effect.note) if n
                     )
                 x.effects.append(effect)
+                if tensor:
+                    x.effects.append(
+                        hierarchical_effect(
+                            arms[off].memory_groups, arms[on].memory_groups, "peak RSS", compared
+                        )
+                    )
     return list(experiments.values())
 
 
