@@ -178,7 +178,7 @@ const Family<GptConfig>& gpt_family() {
        bool_field("fused_attention", &GptConfig::fused_attention),
        bool_field("causal_mask_fly", &GptConfig::causal_mask_fly),
        bool_field("vocab_pad", &GptConfig::vocab_pad),
-       int_field("mlp_hidden", &GptConfig::mlp_hidden, 0),
+       int_field("mlp_hidden", &GptConfig::mlp_hidden, 0, 1 << 18),
        bool_field("dims_mult8", &GptConfig::dims_mult8),
        bool_field("checkpoint", &GptConfig::checkpoint)},
       gpt_stats,
