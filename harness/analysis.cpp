@@ -12,6 +12,9 @@ using nlohmann::json;
 
 namespace {
 
+const std::string kTensorPeakNote =
+    "peak CPU tensor memory of one step, from the allocator's reports; peak RSS below";
+
 std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1 << 20)); }
 
 std::string ms(double seconds) {
@@ -147,7 +150,7 @@ RunReport analyze(const storage::Database& db, const std::string& run_uuid) {
     }
     // Arms in first-seen order; samples grouped by process.
     std::vector<std::string> arm_order;
-    std::map<std::string, stats::Groups> time_groups, memory_groups;
+    std::map<std::string, stats::Groups> time_groups, memory_groups, tensor_groups;
     std::map<std::string, ArmReport> arms;
     std::map<std::string, std::vector<double>> rss, probes, faults;
     for (const auto* t : ts) {
@@ -163,6 +166,10 @@ RunReport analyze(const storage::Database& db, const std::string& run_uuid) {
         if (a.evidence.is_null()) a.evidence = r.evidence;
         time_groups[arm].push_back(r.sample_seconds);
         memory_groups[arm].push_back({double(r.peak_rss_bytes)});
+        // The peak of CPU tensor memory in one step (exec_steps.h): exact where RSS is blurred by
+        // LibTorch itself and the allocator's caches.
+        if (r.evidence.contains("tensor_peak_bytes"))
+          tensor_groups[arm].push_back({r.evidence["tensor_peak_bytes"].get<double>()});
         rss[arm].push_back(double(r.peak_rss_bytes));
         probes[arm].push_back(r.probe_seconds);
         faults[arm].push_back(r.page_faults_per_iteration);
@@ -194,8 +201,19 @@ RunReport analyze(const storage::Database& db, const std::string& run_uuid) {
       }
       x.effects.push_back({"time", compared, stats::effect(time_groups[off], time_groups[on])});
       if (knob && knob->memory_effect) {
-        x.effects.push_back(
-            {"peak memory", compared, stats::effect(memory_groups[off], memory_groups[on])});
+        // Peak memory is the tensor peak where every trial measured it (as reports/render.py
+        // does), with peak RSS beside it; RSS alone otherwise.
+        if (tensor_groups[off].size() == size_t(arms[off].ok) &&
+            tensor_groups[on].size() == size_t(arms[on].ok)) {
+          stats::Effect tensor = stats::effect(tensor_groups[off], tensor_groups[on]);
+          tensor.note = kTensorPeakNote + (tensor.note.empty() ? "" : "; " + tensor.note);
+          x.effects.push_back({"peak memory", compared, tensor});
+          x.effects.push_back(
+              {"peak RSS", compared, stats::effect(memory_groups[off], memory_groups[on])});
+        } else {
+          x.effects.push_back(
+              {"peak memory", compared, stats::effect(memory_groups[off], memory_groups[on])});
+        }
       }
     };
     if (x.knob == "factorial") {

@@ -2,9 +2,12 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/jit/passes/graph_fuser.h>
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
 #include <torch/version.h>
 
 #include <stdexcept>
@@ -170,5 +173,49 @@ void use_legacy_cpu_fuser() {
   torch::jit::overrideCanFuseOnCPU(true);
   torch::jit::overrideCanFuseOnCPULegacy(true);
 }
+
+}  // namespace tunebench::compat
+
+namespace tunebench::compat {
+
+namespace {
+// The integer type of the allocator's byte totals, as this version declares them.
+template <class F>
+struct TotalBytes;
+template <class R, class Ptr, class Size, class Total, class Reserved, class Device>
+struct TotalBytes<R (*)(Ptr, Size, Total, Reserved, Device)> {
+  using type = Total;
+};
+using ReportedBytes = TotalBytes<decltype(&c10::reportMemoryUsageToProfiler)>::type;
+}  // namespace
+
+// Whatever sits in the profiler's thread-local slot is read as a profiler state (profilerEnabled()
+// casts it), so the reporter is one: a disabled profiler that asks only for memory reports.
+struct CpuTensorPeak::Reporter : torch::profiler::impl::ProfilerStateBase {
+  Reporter()
+      : ProfilerStateBase(torch::profiler::impl::ProfilerConfig(
+            torch::profiler::impl::ProfilerState::Disabled, /*report_input_shapes=*/false,
+            /*profile_memory=*/true)) {}
+  torch::profiler::impl::ActiveProfilerType profilerType() override {
+    return torch::profiler::impl::ActiveProfilerType::NONE;
+  }
+  void reportMemoryUsage(void*, int64_t alloc_size, ReportedBytes total_allocated, ReportedBytes,
+                         c10::Device device) override {
+    if (device.type() != c10::DeviceType::CPU) return;
+    const int64_t total = static_cast<int64_t>(total_allocated);
+    // The allocator's total also holds what earlier scopes left allocated: count from the total
+    // before the first report.
+    if (count++ == 0) base = total - alloc_size;
+    peak = std::max(peak, total - base);
+  }
+  int64_t base = 0, peak = 0, count = 0;
+};
+
+CpuTensorPeak::CpuTensorPeak() : reporter_(std::make_shared<Reporter>()) {
+  guard_ = std::make_shared<c10::DebugInfoGuard>(c10::DebugInfoKind::PROFILER_STATE, reporter_);
+}
+CpuTensorPeak::~CpuTensorPeak() = default;
+int64_t CpuTensorPeak::peak_bytes() const { return reporter_->peak; }
+int64_t CpuTensorPeak::reports() const { return reporter_->count; }
 
 }  // namespace tunebench::compat

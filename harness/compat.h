@@ -13,6 +13,7 @@
 #include <c10/core/ScalarType.h>
 #include <c10/util/Optional.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -70,5 +71,29 @@ class FusedAdamW {
 // fusion group and compiles it with the host's C++ compiler at run time. This switches the whole
 // process to the legacy executor with CPU fusion on (TorchScript settings are process-wide).
 void use_legacy_cpu_fuser();
+
+}  // namespace tunebench::compat
+
+namespace tunebench::compat {
+
+// The peak of CPU tensor memory inside a scope: bytes allocated through LibTorch's CPU allocator
+// on this thread while the scope is active and not yet freed, at their maximum. It listens to the
+// allocator's memory reports (the hook the profiler's memory profiling uses, a thread-local debug
+// info), so the autograd profiler must not run inside it. The report's integer types differ
+// between versions (int64_t in 1.13, size_t in 2.x).
+class CpuTensorPeak {
+ public:
+  CpuTensorPeak();
+  ~CpuTensorPeak();
+  CpuTensorPeak(const CpuTensorPeak&) = delete;
+  CpuTensorPeak& operator=(const CpuTensorPeak&) = delete;
+  int64_t peak_bytes() const;
+  int64_t reports() const;  // allocations and frees seen: 0 means the hook did not take effect
+
+ private:
+  struct Reporter;
+  std::shared_ptr<Reporter> reporter_;
+  std::shared_ptr<void> guard_;
+};
 
 }  // namespace tunebench::compat

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "harness/device_settings.h"
+#include "harness/exec_knobs.h"
 #include "harness/multiproc.h"
 #include "harness/script_knobs.h"
 
@@ -62,7 +63,8 @@ std::vector<Knob> make_catalog() {
   k_anomaly_off.modes = {Mode::train};
   k_anomaly_off.implemented = true;
   add(entry("profiler_off", exec, "autograd profiler recording → not", "both",
-            "profiling and debugging APIs slow execution (000)"));
+            "profiling and debugging APIs slow execution (000)"))
+      .implemented = true;
   Knob& ckpt =
       add(entry("checkpoint", exec, "store all activations → recompute blocks in backward", "both",
                 "50-70 % less memory for ~20 % more time (001); selective checkpointing "
@@ -70,6 +72,8 @@ std::vector<Knob> make_catalog() {
   ckpt.models = {"resnet50", "gpt"};
   ckpt.modes = {Mode::train};
   ckpt.memory_effect = true;
+  ckpt.implemented = true;
+  ckpt.model_option = "checkpoint";
   Knob& inplace = add(entry("inplace_act", exec, "out-of-place activations → in-place (relu_)",
                             "both", "saves memory (001)"));
   inplace.implemented = true;
@@ -85,11 +89,16 @@ std::vector<Knob> make_catalog() {
   accum.models = {"gpt", "resnet50"};
   accum.modes = {Mode::train};
   accum.memory_effect = true;
+  accum.implemented = true;
+  accum.off = 1;  // micro-batches per step
+  accum.on = 4;
   Knob& prealloc = add(entry("preallocate", exec,
                              "variable sequence lengths as they come → one max-length step first",
                              "both", "avoids re-allocation and fragmentation (000)"));
   prealloc.models = {"gpt"};
   prealloc.memory_effect = true;
+  prealloc.implemented = true;
+  prealloc.modes = {Mode::train};  // one forward and backward at the max length
 
   Knob& jit = add(entry(
       "jit_fusion", kern, "eager pointwise chain → TorchScript-fused", "both",
@@ -124,9 +133,12 @@ std::vector<Knob> make_catalog() {
                         "both", "up to 3x (000, 001), bf16 3x (004)"));
   amp.implemented = true;
   add(entry("tf32", kern, "fp32 matmul → TF32", "cuda", "tensor cores (004)")).implemented = true;
-  add(entry("dims_mult8", kern, "odd sizes → sizes padded to multiples of 8", "both",
-            "tensor cores need multiples of 8 (000)"))
-      .models = {"gpt"};
+  Knob& mult8 =
+      add(entry("dims_mult8", kern, "odd vocabulary and MLP widths → padded to multiples of 8",
+                "both", "tensor cores need multiples of 8 (000)"));
+  mult8.models = {"gpt"};
+  mult8.implemented = true;
+  mult8.model_option = "dims_mult8";
   Knob& k_vocab_pad = add(entry("vocab_pad", kern, "vocab 50257 → 50304 (next multiple of 64)",
                                 "both", "~10 % faster (004)"));
   k_vocab_pad.models = {"gpt"};
@@ -395,6 +407,7 @@ std::string not_applicable_reason(const Knob& knob, const std::string& model, Mo
 }
 
 void validate_value(const Knob& knob, const json& value) {
+  if (exec_knobs::validate_value(knob.id, value)) return;
   if (knob.id == "omp_threads") {
     if (value == "all") return;
     if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 4096) {
@@ -506,6 +519,8 @@ std::vector<std::string> check_evidence(const json& settings, Mode mode, const j
   for (const auto& [id, value] : settings.items()) {
     if (auto device_wrong = device_settings::check_evidence(id, value, mode, evidence)) {
       wrong.insert(wrong.end(), device_wrong->begin(), device_wrong->end());
+    } else if (exec_knobs::check_evidence(id, value, mode, evidence, wrong)) {
+      continue;
     } else if (id == "omp_threads") {
       const int64_t n = value.get<int64_t>();
       if (says("torch_threads") != n) {
@@ -654,6 +669,11 @@ double guard_tolerance(const std::string& knob_id) {
   // fp32 knobs change only the order of floating-point sums (threads, layout, allocator).
   // bf16 keeps 8 bits of mantissa: outputs and losses differ by up to a few per cent.
   if (knob_id == "amp" || knob_id == "quantize_linear") return 5e-2;
+  // The same arithmetic (recomputed, profiled, preallocated, or with zero padding units): only
+  // rounding differs.
+  if (knob_id == "checkpoint" || knob_id == "profiler_off" || knob_id == "preallocate" ||
+      knob_id == "dims_mult8")
+    return 1e-5;
   return 1e-3;
 }
 

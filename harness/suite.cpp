@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/device_settings.h"
+#include "harness/exec_knobs.h"
 
 namespace tunebench::suite {
 
@@ -190,6 +191,12 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
     }
     for (const char* name : {"off", "on"}) {
       x.arms.push_back({name, checked_settings(ctx, arms[name], where + "/arms/" + name, host)});
+    }
+    for (const auto& arm : x.arms) {
+      json settings = x.settings;
+      for (const auto& [k, v] : arm.settings.items()) settings[k] = v;
+      if (auto why = exec_knobs::batch_error(settings, x.batch); !why.empty())
+        ctx.fail(where + "/arms/" + arm.name, why);
     }
     x.aa = aa;
     if (aa) x.knob = "aa";  // not the knob's effect: the experiment's noise floor

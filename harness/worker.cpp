@@ -22,6 +22,7 @@
 #include "harness/ddp.h"
 #include "harness/device.h"
 #include "harness/device_trial.h"
+#include "harness/exec_steps.h"
 #include "harness/knobs.h"
 #include "harness/loader.h"
 #include "harness/multiproc.h"
@@ -286,10 +287,20 @@ TrialResult run_trial(const TrialSpec& spec) {
   bool grads_defined_after_zero = false;
   bool read_back_zeroing = false;  // set for the step whose zeroing is read back
 
+  // profiler_off, grad_accum, preallocate: how a step runs (exec_steps.h).
+  exec_steps::StepPlan plan(spec, *model, batch);
+  auto loss_of = [&](const models::Batch& b) {
+    std::optional<compat::AutocastGuard> cast;
+    enter_autocast(cast);
+    autocast_in_step = compat::autocast_enabled(device.type());
+    return model->loss(b);
+  };
+
   // The test-only "slow" fault: a known slowdown of every step, for the regression tests.
   const bool slow = spec.settings.value(knobs::kFaultSetting, "") == "slow";
   // One iteration of the measured work.
   auto step = [&]() -> torch::Tensor {
+    const auto profiling = plan.profile_step();
     if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (feed) feed->next(batch);
     if (!train) {
@@ -332,14 +343,12 @@ TrialResult run_trial(const TrialSpec& spec) {
     if (rank) {
       loss = rank->forward_backward(*model, batch);  // with the gradient all-reduces (CPU)
       optimizer_step();
+    } else if (device.is_cuda()) {
+      loss = loss_of(batch);
+      dev->backward_and_step(loss, module.parameters(), optimizer_step);  // loss scaling
     } else {
-      {
-        std::optional<compat::AutocastGuard> cast;
-        enter_autocast(cast);
-        autocast_in_step = compat::autocast_enabled(device.type());
-        loss = model->loss(batch);
-      }
-      dev->backward_and_step(loss, module.parameters(), optimizer_step);
+      loss = plan.forward_backward(loss_of);  // profiler_off, grad_accum, preallocate
+      optimizer_step();
     }
     return loss;
   };
@@ -347,6 +356,7 @@ TrialResult run_trial(const TrialSpec& spec) {
   // Correctness guard: the function this arm computes, on the fixed batch. Inference: mean
   // |output|. Training: the loss after one step from the seeded weights.
   if (train) {
+    plan.before_first_step(loss_of);
     step();
     {
       std::optional<compat::AutocastGuard> cast;
@@ -375,6 +385,7 @@ TrialResult run_trial(const TrialSpec& spec) {
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
   const int64_t rss_at_start = status_kb("VmRSS");
   const int64_t faults_before = page_faults();
+  plan.begin_measurement();
   SampleCollector collector;
   static bool initialized = false;
   if (!initialized) {
@@ -428,7 +439,9 @@ TrialResult run_trial(const TrialSpec& spec) {
   evidence["mems_allowed"] = status_text("Mems_allowed_list");
   evidence["numa_policy"] = numa_policy();
   evidence["grad_mode_in_step"] = grad_mode_in_step;
+  plan.measure_tensor_peak([&] { step(); });
   evidence["model"] = model->describe();
+  plan.add_evidence(evidence, loss_of);
   evidence["autocast_in_step"] = autocast_in_step;
   evidence["autocast_dtype"] = !amp ? "none" : amp_dtype == torch::kHalf ? "fp16" : "bf16";
   evidence["device"] = device.str();

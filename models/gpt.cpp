@@ -68,11 +68,12 @@ GptBlockImpl::GptBlockImpl(const GptConfig& cfg) : builtin_gelu(cfg.builtin_ops)
   ln_1 = register_module("ln_1", LayerNorm(cfg.n_embd, cfg.builtin_ops));
   attn = register_module("attn", CausalSelfAttention(cfg));
   ln_2 = register_module("ln_2", LayerNorm(cfg.n_embd, cfg.builtin_ops));
-  c_fc = register_module("c_fc", nn::Linear(cfg.n_embd, 4 * cfg.n_embd));
-  mlp_proj = register_module("mlp_proj", nn::Linear(4 * cfg.n_embd, cfg.n_embd));
+  c_fc = register_module("c_fc", nn::Linear(cfg.n_embd, cfg.padded_hidden()));
+  mlp_proj = register_module("mlp_proj", nn::Linear(cfg.padded_hidden(), cfg.n_embd));
 }
 
 torch::Tensor GptBlockImpl::forward(torch::Tensor x) {
+  ++forwards;
   x = x + attn(ln_1(x));
   torch::Tensor h;  // [B, T, 4C]
   if (bias_act) {
@@ -98,7 +99,11 @@ GptImpl::GptImpl(const GptConfig& cfg) : config(cfg) {
   wte = register_module("wte", nn::Embedding(cfg.padded_vocab(), cfg.n_embd));
   wpe = register_module("wpe", nn::Embedding(cfg.block_size, cfg.n_embd));
   blocks = register_module("blocks", nn::ModuleList());
-  for (int64_t i = 0; i < cfg.n_layer; ++i) blocks->push_back(GptBlock(cfg));
+  for (int64_t i = 0; i < cfg.n_layer; ++i) {
+    GptBlock block(cfg);
+    blocks->push_back(block);
+    segments.push_back([block](const torch::Tensor& x) mutable { return block->forward(x); });
+  }
   ln_f = register_module("ln_f", LayerNorm(cfg.n_embd, cfg.builtin_ops));
 
   // GPT-2's initialisation: N(0, 0.02) weights, zero biases, residual projections scaled by
@@ -118,7 +123,19 @@ GptImpl::GptImpl(const GptConfig& cfg) : config(cfg) {
     } else {
       const bool residual = name.find("c_proj.weight") != std::string::npos ||
                             name.find("mlp_proj.weight") != std::string::npos;
-      p.normal_(0.0, residual ? residual_std : 0.02, gen);
+      // The MLP's real hidden units are drawn as in an unpadded model; padding units stay zero.
+      const bool fc = name.find("c_fc.weight") != std::string::npos;
+      const bool proj = name.find("mlp_proj.weight") != std::string::npos;
+      const int64_t h = cfg.hidden();
+      if ((fc || proj) && h != cfg.padded_hidden()) {
+        const auto real = torch::empty(fc ? std::vector<int64_t>{h, cfg.n_embd}
+                                          : std::vector<int64_t>{cfg.n_embd, h})
+                              .normal_(0.0, residual ? residual_std : 0.02, gen);
+        p.zero_();
+        p.narrow(fc ? 0 : 1, 0, h).copy_(real);
+      } else {
+        p.normal_(0.0, residual ? residual_std : 0.02, gen);
+      }
     }
   }
   if (cfg.padded_vocab() > cfg.vocab_size) {
@@ -132,10 +149,12 @@ torch::Tensor GptImpl::forward(const torch::Tensor& tokens) {
   auto positions =
       torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
   auto x = wte(tokens) + wpe(positions);  // [B, T, C]
-  for (const auto& block : *blocks) x = block->as<GptBlock>()->forward(x);
+  for (const auto& segment : segments) {
+    x = config.checkpoint && is_training() ? checkpoint(segment, x) : segment(x);
+  }
   x = ln_f(x);
   auto logits = torch::nn::functional::linear(x, wte->weight);  // [B, T, V_padded], tied
-  if (config.vocab_pad) logits = logits.narrow(-1, 0, config.vocab_size);
+  if (config.padded_vocab() != config.vocab_size) logits = logits.narrow(-1, 0, config.vocab_size);
   return logits;  // [B, T, V]
 }
 
@@ -161,30 +180,39 @@ nlohmann::json GptModel::describe() {
   for (const auto& b : net->named_buffers()) {
     if (b.key().find("mask") != std::string::npos) ++stored_masks;
   }
+  int64_t block_forwards = 0;
+  for (const auto& block : *net->blocks) block_forwards += block->as<GptBlock>()->forwards;
   const auto& cfg = net->config;
+  const auto& first = net->blocks->ptr<GptBlockImpl>(0);
   return {{"vocab_size", cfg.vocab_size},
           {"vocab_rows", net->wte->weight.size(0)},
+          {"n_embd", cfg.n_embd},
+          {"mlp_hidden", first->c_fc->weight.size(0)},
           {"stored_mask_buffers", stored_masks},
           {"builtin_ops", cfg.builtin_ops},
-          {"fused_attention", cfg.fused_attention}};
+          {"fused_attention", cfg.fused_attention},
+          {"checkpoint", cfg.checkpoint},
+          {"blocks", cfg.n_layer},
+          {"block_forwards", block_forwards}};
 }
 
 ModelStats gpt_stats(const GptConfig& cfg) {
-  const int64_t C = cfg.n_embd, V = cfg.padded_vocab(), T = cfg.seq_len;
+  const int64_t C = cfg.n_embd, V = cfg.padded_vocab(), T = cfg.seq_len, H = cfg.padded_hidden();
   ModelStats stats;
   const int64_t layer_norm = 2 * C;
   const int64_t per_layer = 2 * layer_norm       // ln_1, ln_2
                             + C * 3 * C + 3 * C  // c_attn
                             + C * C + C          // c_proj
-                            + C * 4 * C + 4 * C  // c_fc
-                            + 4 * C * C + C;     // mlp_proj
+                            + C * H + H          // c_fc
+                            + H * C + C;         // mlp_proj
   stats.parameters = V * C + cfg.block_size * C + cfg.n_layer * per_layer + layer_norm;
-  const double linear_macs_per_token = 3.0 * C * C + C * C + 8.0 * C * C;
+  const double linear_macs_per_token = 3.0 * C * C + C * C + 2.0 * C * H;
   const double attention_macs = 2.0 * T * T * C;  // q kᵀ and (att) v, full T×T as computed
   // Per token and layer: LayerNorms, q k v, attention output and projection, MLP in and out
-  // (16C), plus the attention scores and probabilities (2·H·T); logits per token.
+  // (8C + 2H, 16C at the usual H = 4C), plus the attention scores and probabilities (2·heads·T);
+  // logits per token.
   stats.activation_elements =
-      double(T) * (cfg.n_layer * (16.0 * C + 2.0 * cfg.n_head * T) + 2.0 * V);
+      double(T) * (cfg.n_layer * (8.0 * C + 2.0 * H + 2.0 * cfg.n_head * T) + 2.0 * V);
   stats.forward_flops =
       2.0 * (cfg.n_layer * (T * linear_macs_per_token + attention_macs) + double(T) * C * V);
   stats.input_shape = std::to_string(T) + " tokens";

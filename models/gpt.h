@@ -12,10 +12,19 @@
 //   causal_mask_fly  a stored [ctx, ctx] mask buffer per layer → the mask made on the fly
 //   vocab_pad        V rows → the next multiple of 64 (logits are cut back to V, so the
 //                    function computed is unchanged)
+//   dims_mult8       the vocabulary rows and the MLP's hidden width → the next multiple of 8:
+//                    padding rows are cut from the logits, padding hidden units start at zero
+//                    in and out (GELU(0) = 0, so they stay zero and the function is unchanged).
+//                    The residual width n_embd is not padded: LayerNorm over extra channels
+//                    would compute another function.
+//   checkpoint       every block stores its activations → recomputes them in backward
+//                    (models/checkpoint.h); training only
 #pragma once
 
 #include <functional>
+#include <vector>
 
+#include "models/checkpoint.h"
 #include "models/common.h"
 
 namespace tunebench::models {
@@ -31,8 +40,16 @@ struct GptConfig {
   bool fused_attention = true;
   bool causal_mask_fly = true;
   bool vocab_pad = false;
+  int64_t mlp_hidden = 0;  // the MLP's hidden width; 0 = 4 · n_embd
+  bool dims_mult8 = false;
+  bool checkpoint = false;
 
-  int64_t padded_vocab() const { return vocab_pad ? (vocab_size + 63) / 64 * 64 : vocab_size; }
+  int64_t padded_vocab() const {
+    if (vocab_pad) return (vocab_size + 63) / 64 * 64;
+    return dims_mult8 ? (vocab_size + 7) / 8 * 8 : vocab_size;
+  }
+  int64_t hidden() const { return mlp_hidden > 0 ? mlp_hidden : 4 * n_embd; }
+  int64_t padded_hidden() const { return dims_mult8 ? (hidden() + 7) / 8 * 8 : hidden(); }
 };
 
 // LayerNorm with its own scale and shift, computed by the library or by hand.
@@ -64,6 +81,7 @@ struct GptBlockImpl : torch::nn::Module {
   // When set, replaces c_fc's bias add and the GELU: h = bias_act(x W_fcᵀ, b_fc), [B, T, 4C]
   // (jit_fusion runs an erf-GELU chain through it, eager or TorchScript-fused).
   std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)> bias_act;
+  int64_t forwards = 0;  // times forward() ran: a checkpointed block runs twice per step
 };
 TORCH_MODULE(GptBlock);
 
@@ -74,6 +92,7 @@ struct GptImpl : torch::nn::Module {
   torch::nn::Embedding wte{nullptr}, wpe{nullptr};
   torch::nn::ModuleList blocks{nullptr};
   LayerNorm ln_f{nullptr};
+  std::vector<Segment> segments;  // each block's forward, for checkpointing
 };
 TORCH_MODULE(Gpt);
 

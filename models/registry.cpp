@@ -140,7 +140,8 @@ const Family<ResNetConfig>& resnet_family() {
        int_field("num_classes", &ResNetConfig::num_classes, 1, 1 << 24),
        int_field("image_size", &ResNetConfig::image_size, 32, 1 << 16),
        bool_field("conv_bias", &ResNetConfig::conv_bias),
-       bool_field("inplace_act", &ResNetConfig::inplace_act)},
+       bool_field("inplace_act", &ResNetConfig::inplace_act),
+       bool_field("checkpoint", &ResNetConfig::checkpoint)},
       resnet_stats,
       [](const ResNetConfig& c) { return std::make_unique<ResNetModel>(c); }};
   return family;
@@ -176,7 +177,10 @@ const Family<GptConfig>& gpt_family() {
        bool_field("builtin_ops", &GptConfig::builtin_ops),
        bool_field("fused_attention", &GptConfig::fused_attention),
        bool_field("causal_mask_fly", &GptConfig::causal_mask_fly),
-       bool_field("vocab_pad", &GptConfig::vocab_pad)},
+       bool_field("vocab_pad", &GptConfig::vocab_pad),
+       int_field("mlp_hidden", &GptConfig::mlp_hidden, 0, 1 << 18),
+       bool_field("dims_mult8", &GptConfig::dims_mult8),
+       bool_field("checkpoint", &GptConfig::checkpoint)},
       gpt_stats,
       [](const GptConfig& c) { return std::make_unique<GptModel>(c); }};
   return family;

@@ -35,6 +35,7 @@ BottleneckImpl::BottleneckImpl(int64_t in_channels, int64_t width, int64_t strid
 }
 
 torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
+  ++forwards;
   torch::Tensor identity = downsample ? downsample->forward(x) : x;
   torch::Tensor out = relu(bn1(conv1(x)), inplace_act);
   out = relu(bn2(conv2(out)), inplace_act);
@@ -63,6 +64,9 @@ ResNetImpl::ResNetImpl(const ResNetConfig& cfg) : config(cfg) {
   layer2 = register_module("layer2", stage(cfg.blocks[1], w * 2, 2));
   layer3 = register_module("layer3", stage(cfg.blocks[2], w * 4, 2));
   layer4 = register_module("layer4", stage(cfg.blocks[3], w * 8, 2));
+  for (const auto& layer : {layer1, layer2, layer3, layer4}) {
+    stages.push_back([stage = layer.ptr()](const torch::Tensor& x) { return stage->forward(x); });
+  }
   fc = register_module("fc", nn::Linear(in_channels, cfg.num_classes));
 
   // torchvision's initialisation: Kaiming-normal convs (fan_out, ReLU gain), BN weight 1 / bias 0,
@@ -85,12 +89,12 @@ torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   const bool inplace = config.inplace_act;
   x = relu(stem_bn(stem_conv(x)), inplace);                         // [B, W, S/2, S/2]
   x = torch::max_pool2d(x, /*kernel=*/3, /*stride=*/2, /*pad=*/1);  // [B, W, S/4, S/4]
-  x = layer1->forward(x);                                           // [B, 4W, S/4, S/4]
-  x = layer2->forward(x);                                           // [B, 8W, S/8, S/8]
-  x = layer3->forward(x);                                           // [B, 16W, S/16, S/16]
-  x = layer4->forward(x);                                           // [B, 32W, S/32, S/32]
-  x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);             // [B, 32W]
-  return fc(x);                                                     // [B, classes]
+  // layer1 … layer4: [B, 4W, S/4, S/4] → [B, 8W, S/8, S/8] → [B, 16W, S/16] → [B, 32W, S/32]
+  for (const auto& stage : stages) {
+    x = config.checkpoint && is_training() ? checkpoint(stage, x) : stage(x);
+  }
+  x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);  // [B, 32W]
+  return fc(x);                                          // [B, classes]
 }
 
 Batch ResNetModel::make_batch(int64_t batch_size, uint64_t seed) const {
@@ -108,16 +112,23 @@ torch::Tensor ResNetModel::loss(const Batch& batch) {
 }
 
 nlohmann::json ResNetModel::describe() {
-  int64_t conv_biases = 0, convs = 0;
+  int64_t conv_biases = 0, convs = 0, blocks = 0, block_forwards = 0;
   for (const auto& m : net->modules(/*include_self=*/false)) {
     if (auto* c = m->as<nn::Conv2d>()) {
       ++convs;
       if (c->bias.defined()) conv_biases += c->bias.numel();
     }
+    if (auto* b = m->as<BottleneckImpl>()) {
+      ++blocks;
+      block_forwards += b->forwards;
+    }
   }
   return {{"convolutions", convs},
           {"conv_bias_parameters", conv_biases},
-          {"inplace_act", net->config.inplace_act}};
+          {"inplace_act", net->config.inplace_act},
+          {"checkpoint", net->config.checkpoint},
+          {"blocks", blocks},
+          {"block_forwards", block_forwards}};
 }
 
 ModelStats resnet_stats(const ResNetConfig& cfg) {

@@ -5,11 +5,17 @@
 //   stages: bottleneck blocks {3, 4, 6, 3}, widths W, 2W, 4W, 8W, expansion 4
 //   head:   global average pool · linear (32W → classes)
 //
+// checkpoint: each of the four stages stores its activations → only its input, and recomputes
+// the rest in backward (models/checkpoint.h); training only. Batch norm's running statistics are
+// then updated twice per step, as with PyTorch's checkpoint; the step's outputs are unchanged.
+//
 // Dimensions: B batch, C channels, H×W spatial. Input [B, 3, S, S] → logits [B, classes].
 #pragma once
 
 #include <array>
+#include <vector>
 
+#include "models/checkpoint.h"
 #include "models/common.h"
 
 namespace tunebench::models {
@@ -21,6 +27,7 @@ struct ResNetConfig {
   int64_t image_size = 224;  // input is image_size × image_size
   bool conv_bias = false;    // a bias on every conv before BN (redundant: conv_bias_off's OFF arm)
   bool inplace_act = false;  // relu_ instead of relu (inplace_act)
+  bool checkpoint = false;   // recompute each stage in backward (checkpoint)
 };
 
 struct BottleneckImpl : torch::nn::Module {
@@ -31,6 +38,7 @@ struct BottleneckImpl : torch::nn::Module {
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
   torch::nn::Sequential downsample{nullptr};  // 1×1 conv + BN where the shape changes
   bool inplace_act;
+  int64_t forwards = 0;  // times forward() ran: a checkpointed block runs twice per step
 };
 TORCH_MODULE(Bottleneck);
 
@@ -43,6 +51,7 @@ struct ResNetImpl : torch::nn::Module {
   torch::nn::BatchNorm2d stem_bn{nullptr};
   torch::nn::Sequential layer1{nullptr}, layer2{nullptr}, layer3{nullptr}, layer4{nullptr};
   torch::nn::Linear fc{nullptr};
+  std::vector<Segment> stages;  // layer1 … layer4, for checkpointing
 };
 TORCH_MODULE(ResNet);
 

@@ -480,6 +480,7 @@ class Trial:
     error: str
     peak_rss_bytes: int | None
     items_per_second: float | None
+    tensor_peak_bytes: float | None = None  # evidence: peak CPU tensor memory of one step
     samples: list = field(default_factory=list)  # seconds per iteration, in the order taken
 
 
@@ -492,7 +493,8 @@ def load_trials(con: sqlite3.Connection, run_uuids: list[str], knob: str | None 
         params = (run_uuid, knob) if knob else (run_uuid,)
         rows = con.execute(
             "SELECT id, experiment, knob, arm, settings, model, preset, mode, batch, process_index,"
-            " status, error, peak_rss_bytes, items_per_second FROM trials t WHERE run_uuid = ?"
+            " status, error, peak_rss_bytes, items_per_second,"
+            " json_extract(evidence, '$.tensor_peak_bytes') FROM trials t WHERE run_uuid = ?"
             + knob_filter + " ORDER BY sequence",
             params,
         ).fetchall()
@@ -522,6 +524,7 @@ class Arm:
     invalid: int = 0
     time_groups: list = field(default_factory=list)  # samples of each ok process
     memory_groups: list = field(default_factory=list)  # [peak RSS] of each ok process
+    tensor_groups: list = field(default_factory=list)  # [peak tensor memory], where measured
     problems: list = field(default_factory=list)
 
     @property
@@ -584,6 +587,8 @@ def analyze_run(trials: list[Trial], claims: dict) -> list[Experiment]:
             arm.time_groups.append(list(t.samples))
             if t.peak_rss_bytes is not None:
                 arm.memory_groups.append([float(t.peak_rss_bytes)])
+            if t.tensor_peak_bytes is not None:
+                arm.tensor_groups.append([float(t.tensor_peak_bytes)])
         else:
             if t.status == "failed":
                 arm.failed += 1
@@ -616,11 +621,23 @@ def analyze_run(trials: list[Trial], claims: dict) -> list[Experiment]:
                 hierarchical_effect(arms[off].time_groups, arms[on].time_groups, "time", compared)
             )
             if memory:
-                x.effects.append(
-                    hierarchical_effect(
-                        arms[off].memory_groups, arms[on].memory_groups, "peak memory", compared
-                    )
+                # As analysis.cpp: the tensor peak where every trial measured it, else peak RSS.
+                tensor = all(len(arms[a].tensor_groups) == arms[a].ok for a in (off, on))
+                groups = "tensor_groups" if tensor else "memory_groups"
+                effect = hierarchical_effect(
+                    getattr(arms[off], groups), getattr(arms[on], groups), "peak memory", compared
                 )
+                if tensor:
+                    effect.note = "; ".join(
+                        n for n in ("peak CPU tensor memory of one step", effect.note) if n
+                    )
+                x.effects.append(effect)
+                if tensor:
+                    x.effects.append(
+                        hierarchical_effect(
+                            arms[off].memory_groups, arms[on].memory_groups, "peak RSS", compared
+                        )
+                    )
     return list(experiments.values())
 
 

@@ -474,12 +474,28 @@ class TunebenchTest(RenderCase):
         self.assertEqual(schema(DATABASES / "schema-only.sqlite"), (tables, version))
 
     def test_effects_equal_tunebench_show(self):
+        self.check_effects_equal_show(tensor_peaks=False)
+
+    def test_tensor_peaks_are_the_peak_memory_of_show_and_report(self):
+        # Trials that measured the peak tensor memory of a step (exec_steps.h): both take it as a
+        # memory knob's peak memory and show peak RSS beside it.
+        effects = self.check_effects_equal_show(tensor_peaks=True)
+        memory = [e for e in effects if e.metric == "peak memory"]
+        self.assertTrue(memory)
+        self.assertTrue(all(e.note.startswith("peak CPU tensor memory of one step") for e in memory))
+        self.assertEqual(len([e for e in effects if e.metric == "peak RSS"]), len(memory))
+
+    def check_effects_equal_show(self, tensor_peaks: bool) -> list:
         db = copy_database("nightly.sqlite", self._testMethodName)
         with contextlib.closing(sqlite3.connect(db)) as con:
             latest = con.execute("SELECT uuid FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()[0]
             # Uneven sample counts in one process take the bootstrap's general path.
             con.execute("DELETE FROM samples WHERE idx = 0 AND trial_id = "
                         "(SELECT MIN(id) FROM trials WHERE run_uuid = ? AND status = 'ok')", (latest,))
+            if tensor_peaks:
+                con.execute("UPDATE trials SET evidence = json_set(evidence, '$.tensor_peak_bytes',"
+                            " 1000000 + (id % 7) * 1000 + (arm = 'on') * 300000) WHERE run_uuid = ?",
+                            (latest,))
             con.commit()
         shown = json.loads(subprocess.run([BINARY, "show", latest, "--db", str(db), "--json"],
                                           capture_output=True, text=True, check=True).stdout)
@@ -503,6 +519,7 @@ class TunebenchTest(RenderCase):
                                            msg=f"{expected['name']} {effect.metric} {key}")
                 compared += 1
         self.assertGreater(compared, 10)
+        return [e for x in experiments.values() for e in x.effects]
 
     def test_floors_and_findings_equal_tunebench_show(self):
         db = copy_database("nightly.sqlite", self._testMethodName)

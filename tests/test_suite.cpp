@@ -35,7 +35,8 @@ TEST(Suite, TheShippedSuitesAreValid) {
   EXPECT_EQ(smoke.hash.size(), 64u);
   for (const auto& x : smoke.experiments) EXPECT_EQ(x.not_applicable, "") << x.name;
   for (const std::string id :
-       {"no_grad", "zero_grad_none", "channels_last", "omp_threads", "allocator"}) {
+       {"no_grad", "zero_grad_none", "channels_last", "omp_threads", "allocator", "profiler_off",
+        "checkpoint", "grad_accum", "preallocate", "dims_mult8"}) {
     EXPECT_TRUE(std::any_of(smoke.experiments.begin(), smoke.experiments.end(),
                             [&](const Experiment& x) { return x.knob == id; }))
         << id;

@@ -1,0 +1,229 @@
+// profiler_off, checkpoint, grad_accum, preallocate and dims_mult8 change what they claim: each
+// arm runs in the worker's run_trial and its read-back evidence is checked against the setting,
+// both by hand and by knobs::check_evidence (which stores a trial whose setting did not take
+// effect as invalid). The models' own halves (recomputed blocks, zero padding units) are checked
+// on the models directly.
+#include <gtest/gtest.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
+
+#include "harness/compat.h"
+#include "harness/exec_knobs.h"
+#include "harness/knobs.h"
+#include "harness/suite.h"
+#include "harness/worker.h"
+#include "models/gpt.h"
+#include "models/registry.h"
+
+namespace tunebench {
+namespace {
+
+using nlohmann::json;
+
+TrialSpec trial(const std::string& model, Mode mode, const json& settings,
+                const json& options = json::object(), int64_t batch = 8) {
+  TrialSpec t;
+  t.experiment = t.knob = "exec";
+  t.model = {model, "tiny", options};
+  t.mode = mode;
+  t.batch = batch;
+  t.warmup = 0;
+  t.samples = 2;
+  t.iterations = 2;
+  t.seed = 3;
+  t.settings = {{"omp_threads", 1}, {"allocator", "glibc"}};
+  for (const auto& [k, v] : settings.items()) t.settings[k] = v;
+  return t;
+}
+
+struct Arms {
+  TrialResult off, on;
+};
+
+// Both arms of `knob`; each arm's evidence passes the check of its own setting and fails the
+// other arm's, and both compute the same function within the knob's guard tolerance.
+Arms both_arms(const std::string& knob, const std::string& model, Mode mode,
+               const json& options = json::object(), json off = false, json on = true) {
+  Arms a{worker::run_trial(trial(model, mode, {{knob, off}}, options)),
+         worker::run_trial(trial(model, mode, {{knob, on}}, options))};
+  EXPECT_EQ(a.off.status, "ok") << a.off.error;
+  EXPECT_EQ(a.on.status, "ok") << a.on.error;
+  auto problems = [&](const json& value, const TrialResult& r) {
+    return knobs::check_evidence({{knob, value}}, mode, r.evidence);
+  };
+  EXPECT_EQ(problems(off, a.off), std::vector<std::string>{}) << knob;
+  EXPECT_EQ(problems(on, a.on), std::vector<std::string>{}) << knob;
+  EXPECT_FALSE(problems(on, a.off).empty()) << knob << ": the OFF arm's evidence passes as ON";
+  EXPECT_FALSE(problems(off, a.on).empty()) << knob << ": the ON arm's evidence passes as OFF";
+  EXPECT_NEAR(a.on.check_value / a.off.check_value, 1.0, knobs::guard_tolerance(knob)) << knob;
+  return a;
+}
+
+TEST(ExecKnobs, ProfilerOffRunsTheOffArmUnderTheAutogradProfiler) {
+  for (Mode mode : {Mode::infer, Mode::train}) {
+    const auto a = both_arms("profiler_off", "gpt", mode);
+    EXPECT_EQ(a.off.evidence["profiler_enabled_in_step"], true);
+    EXPECT_GT(a.off.evidence["profiler_events_per_step"].get<int64_t>(), 10);  // every op
+    EXPECT_EQ(a.on.evidence["profiler_enabled_in_step"], false);
+    EXPECT_EQ(a.on.evidence["profiler_events_per_step"], 0);
+  }
+}
+
+TEST(ExecKnobs, CheckpointRunsEveryBlockAgainInBackward) {
+  // GPT tiny: 2 transformer blocks; ResNet-50: 16 bottlenecks in 4 checkpointed stages.
+  for (const auto& [model, blocks] : {std::pair{"gpt", 2}, std::pair{"resnet50", 16}}) {
+    const auto a = both_arms("checkpoint", model, Mode::train);
+    EXPECT_EQ(a.off.evidence["model"]["blocks"], blocks);
+    EXPECT_EQ(a.off.evidence["block_forwards_per_step"], blocks) << model;
+    EXPECT_EQ(a.on.evidence["block_forwards_per_step"], 2 * blocks) << model;
+    // What it is for: only the segments' inputs are kept, so a step's tensors peak lower.
+    EXPECT_LT(a.on.evidence["tensor_peak_bytes"], a.off.evidence["tensor_peak_bytes"]) << model;
+  }
+}
+
+TEST(ExecKnobs, TheTensorPeakCountsWhatAScopeAllocatesAndLeavesTheProfilerOff) {
+  const auto before = torch::ones({1000});  // allocated outside: not counted
+  compat::CpuTensorPeak peak;
+  EXPECT_FALSE(torch::profiler::impl::profilerEnabled());
+  {
+    const auto a = torch::ones({256, 1024});  // 1 MiB
+    const auto b = torch::ones({128, 1024});  // 0.5 MiB, both live
+  }
+  const auto c = torch::ones({64, 1024});  // after both were freed
+  EXPECT_GE(peak.peak_bytes(), 1536 * 1024);
+  EXPECT_LT(peak.peak_bytes(), 1536 * 1024 + 64 * 1024);
+  EXPECT_GE(peak.reports(), 5);  // three allocations, two frees
+}
+
+// Parameters' gradients of one loss on a fixed batch.
+std::vector<torch::Tensor> gradients(const models::ModelSpec& spec, bool train) {
+  auto model = models::build_model(spec, 5);
+  model->module().train(train);
+  const auto batch = model->make_batch(4, 6);
+  model->loss(batch).backward();
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model->module().parameters()) out.push_back(p.grad().clone());
+  return out;
+}
+
+TEST(ExecKnobs, CheckpointedModelsComputeTheSameGradients) {
+  for (const std::string model : {"gpt", "resnet50"}) {
+    const auto plain = gradients({model, "tiny"}, true);
+    const auto recomputed = gradients({model, "tiny", {{"checkpoint", true}}}, true);
+    ASSERT_EQ(plain.size(), recomputed.size());
+    for (size_t i = 0; i < plain.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(plain[i], recomputed[i], 1e-5, 1e-7)) << model << " " << i;
+    }
+  }
+  // Without training mode nothing is recomputed: one forward per block.
+  auto model = models::build_model({"gpt", "tiny", {{"checkpoint", true}}}, 5);
+  model->module().eval();
+  model->loss(model->make_batch(2, 6)).backward();
+  EXPECT_EQ(model->describe()["block_forwards"], 2);
+}
+
+TEST(ExecKnobs, GradAccumRunsKMicroBatchesWhoseGradientIsTheFullBatchs) {
+  const auto a = both_arms("grad_accum", "gpt", Mode::train, json::object(), 1, 4);
+  EXPECT_EQ(a.off.evidence["micro_batches_per_step"], 1);
+  EXPECT_EQ(a.on.evidence["micro_batches_per_step"], 4);
+  EXPECT_EQ(a.on.evidence["micro_batch_size"], 2);
+  EXPECT_EQ(a.on.evidence["batch_norm"], false);
+  EXPECT_LT(a.on.evidence["accumulated_gradient_rel_diff"].get<double>(),
+            exec_knobs::kAccumulatedGradientTolerance);
+  // Activations of B/4 samples at a time.
+  EXPECT_LT(a.on.evidence["tensor_peak_bytes"], a.off.evidence["tensor_peak_bytes"]);
+  // A wrong accumulation (e.g. without dividing each loss by k) is caught.
+  json bad = a.on.evidence;
+  bad["accumulated_gradient_rel_diff"] = 3.0;
+  EXPECT_FALSE(knobs::check_evidence({{"grad_accum", 4}}, Mode::train, bad).empty());
+}
+
+TEST(ExecKnobs, GradAccumWithBatchNormSeesOtherStatisticsAndSaysSo) {
+  const auto r = worker::run_trial(trial("resnet50", Mode::train, {{"grad_accum", 4}}));
+  ASSERT_EQ(r.status, "ok") << r.error;
+  EXPECT_EQ(r.evidence["micro_batches_per_step"], 4);
+  EXPECT_EQ(r.evidence["batch_norm"], true);
+  // Batch norm over 2 samples instead of 8: a different gradient, not a broken accumulation.
+  EXPECT_GT(r.evidence["accumulated_gradient_rel_diff"].get<double>(), 1e-3);
+  EXPECT_TRUE(knobs::check_evidence({{"grad_accum", 4}}, Mode::train, r.evidence).empty());
+}
+
+TEST(ExecKnobs, GradAccumNeedsABatchDivisibleByK) {
+  const std::string why =
+      "grad_accum=4 splits each batch into 4 equal micro-batches, but the batch is 6 samples; use "
+      "a batch divisible by 4 (e.g. 8)";
+  EXPECT_EQ(exec_knobs::batch_error({{"grad_accum", 4}}, 6), why);
+  EXPECT_EQ(exec_knobs::batch_error({{"grad_accum", 4}}, 8), "");
+  try {
+    worker::run_trial(trial("gpt", Mode::train, {{"grad_accum", 4}}, json::object(), 6));
+    ADD_FAILURE() << "a batch of 6 in 4 micro-batches ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(e.what(), why);
+  }
+  knobs::HostCaps host;
+  host.cores = 2;
+  try {
+    suite::parse(R"({"name": "s", "experiments": [{"knob": "grad_accum", "model": "gpt",
+                    "preset": "tiny", "mode": "train", "batch": 6}]})",
+                 "s.json", host);
+    ADD_FAILURE() << "the suite was accepted";
+  } catch (const suite::SuiteError& e) {
+    EXPECT_EQ(std::string(e.what()), "s.json: /experiments/0/arms/on: " + why);
+  }
+  for (const json& value : {json(0), json(true), json(1.5), json("4")}) {
+    EXPECT_THROW(knobs::validate_value(*knobs::find("grad_accum"), value), std::invalid_argument)
+        << value.dump();
+  }
+}
+
+TEST(ExecKnobs, PreallocateRunsTheFirstStepAtTheMaxLength) {
+  const auto a = both_arms("preallocate", "gpt", Mode::train);
+  EXPECT_EQ(a.on.evidence["max_tokens"], 32);
+  EXPECT_EQ(a.on.evidence["preallocated_tokens"], 32);
+  EXPECT_EQ(a.on.evidence["first_step_tokens"], 32);
+  EXPECT_EQ(a.off.evidence["preallocated_tokens"], 0);
+  EXPECT_LT(a.off.evidence["first_step_tokens"].get<int64_t>(), 32);
+  EXPECT_GE(a.off.evidence["first_step_tokens"].get<int64_t>(), 8);
+  // The steps really vary in length (2 guard and 4 measured steps), the same in both arms.
+  EXPECT_GE(a.off.evidence["distinct_step_lengths"].get<int64_t>(), 2);
+  EXPECT_EQ(a.off.evidence["distinct_step_lengths"], a.on.evidence["distinct_step_lengths"]);
+}
+
+TEST(ExecKnobs, DimsMult8PadsTheVocabularyAndTheMlpWithoutChangingTheFunction) {
+  const json odd{{"mlp_hidden", 123}};  // GPT tiny: vocabulary 101
+  for (Mode mode : {Mode::infer, Mode::train}) {
+    const auto a = both_arms("dims_mult8", "gpt", mode, odd);
+    EXPECT_EQ(a.off.evidence["model"]["vocab_rows"], 101);
+    EXPECT_EQ(a.off.evidence["model"]["mlp_hidden"], 123);
+    EXPECT_EQ(a.on.evidence["model"]["vocab_rows"], 104);
+    EXPECT_EQ(a.on.evidence["model"]["mlp_hidden"], 128);
+  }
+  // Sizes that are multiples of 8 already leave nothing to compare: the OFF arm says so.
+  const auto aligned = worker::run_trial(trial("gpt", Mode::infer, {{"dims_mult8", false}},
+                                               {{"vocab_size", 104}, {"mlp_hidden", 128}}));
+  const auto problems =
+      knobs::check_evidence({{"dims_mult8", false}}, Mode::infer, aligned.evidence);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("nothing is compared"), std::string::npos) << problems[0];
+}
+
+TEST(ExecKnobs, DimsMult8PaddingUnitsStayZeroInTraining) {
+  const models::ModelSpec spec{"gpt", "tiny", {{"mlp_hidden", 123}, {"dims_mult8", true}}};
+  auto model = models::build_model(spec, 5);
+  EXPECT_EQ(models::count_parameters(model->module()), models::summarize(spec).parameters);
+  torch::optim::SGD sgd(model->module().parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+  for (int i = 0; i < 3; ++i) {
+    sgd.zero_grad();
+    model->loss(model->make_batch(4, 7 + i)).backward();
+    sgd.step();
+  }
+  auto& gpt = dynamic_cast<models::GptModel&>(*model);
+  for (const auto& b : *gpt.net->blocks) {
+    const auto* block = b->as<models::GptBlock>();
+    EXPECT_EQ(block->c_fc->weight.narrow(0, 123, 5).abs().max().item<float>(), 0.0f);
+    EXPECT_EQ(block->c_fc->bias.narrow(0, 123, 5).abs().max().item<float>(), 0.0f);
+    EXPECT_EQ(block->mlp_proj->weight.narrow(1, 123, 5).abs().max().item<float>(), 0.0f);
+  }
+}
+
+}  // namespace
+}  // namespace tunebench
