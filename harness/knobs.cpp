@@ -677,4 +677,18 @@ double guard_tolerance(const std::string& knob_id) {
   return 1e-3;
 }
 
+double guard_tolerance(const std::string& knob_id, const json& settings) {
+  double tolerance = guard_tolerance(knob_id);
+  // A factorial cell (or any arm) that switches on a lower-precision knob computes within that
+  // knob's tolerance, whatever the experiment's own knob is.
+  if (settings.is_object()) {
+    for (const auto& [key, value] : settings.items()) {
+      if (find(key) && value != false && value != 0) {
+        tolerance = std::max(tolerance, guard_tolerance(key));
+      }
+    }
+  }
+  return tolerance;
+}
+
 }  // namespace tunebench::knobs

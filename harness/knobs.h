@@ -100,5 +100,8 @@ std::string fault_setting_error(const nlohmann::json& value);
 // Relative tolerance of the correctness guard for an experiment of this knob: both arms' check
 // values (output checksum, or loss after one step) must agree within it.
 double guard_tolerance(const std::string& knob_id);
+// The tolerance for a trial with these settings: the loosest of its knob's and of every catalog
+// knob its settings switch on (a factorial cell with amp on computes in bf16).
+double guard_tolerance(const std::string& knob_id, const nlohmann::json& settings);
 
 }  // namespace tunebench::knobs

@@ -345,7 +345,7 @@ int execute(storage::Database& db, const std::string& run_uuid,
     }
     if (r.status == "ok") {
       auto [it, first] = guard_reference.emplace(t.experiment, r.check_value);
-      const double tolerance = knobs::guard_tolerance(t.knob);
+      const double tolerance = knobs::guard_tolerance(t.knob, t.settings);
       const double diff =
           std::abs(r.check_value - it->second) / std::max(std::abs(it->second), 1e-12);
       if (!first && diff > tolerance) {

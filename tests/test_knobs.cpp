@@ -219,3 +219,22 @@ TEST(Nvml, ThrottleReasonsAreNamedAndAMissingDriverIsReported) {
 
 }  // namespace
 }  // namespace tunebench::knobs
+
+namespace tunebench::knobs {
+namespace {
+
+TEST(Knobs, GuardToleranceFollowsEveryKnobAnArmSwitchesOn) {
+  using nlohmann::json;
+  // A factorial cell with bf16 autocast computes in bf16: amp's tolerance, not the default's.
+  EXPECT_DOUBLE_EQ(guard_tolerance("factorial", json{{"channels_last", true}, {"amp", true}}),
+                   guard_tolerance("amp"));
+  EXPECT_DOUBLE_EQ(guard_tolerance("factorial", json{{"channels_last", true}, {"amp", false}}),
+                   guard_tolerance("channels_last"));
+  EXPECT_GT(guard_tolerance("amp"), guard_tolerance("channels_last"));
+  // Settings that are not knobs (the test-only fault) change nothing.
+  EXPECT_DOUBLE_EQ(guard_tolerance("checkpoint", json{{"fault", "slow:10"}}),
+                   guard_tolerance("checkpoint"));
+}
+
+}  // namespace
+}  // namespace tunebench::knobs
