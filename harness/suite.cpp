@@ -266,7 +266,8 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
   }
   if (x.device == "cuda") x.settings[device_settings::kDevice] = "cuda";
   for (const knobs::Knob* k : used) {
-    const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host);
+    std::string why = x.device == "cuda" ? device_settings::not_built_for_cuda(k->id) : "";
+    if (why.empty()) why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host);
     if (!why.empty()) {
       x.not_applicable = k->id + ": " + why;
       break;

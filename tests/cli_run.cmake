@@ -77,7 +77,7 @@ endif()
 
 # list: every catalog id, applicable or not with the reason.
 run_tb(0 out list --suites ${SOURCE}/suites)
-foreach(text "no_grad" "omp_threads" "ddp_no_sync" "cuda_graphs" "not implemented yet" "smoke (")
+foreach(text "no_grad" "omp_threads" "ddp_no_sync" "cuda_graphs" "not applicable" "smoke (")
   expect("${text}" "${out}" "list")
 endforeach()
 file(REMOVE_RECURSE ${WORK})
