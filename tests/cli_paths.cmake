@@ -8,21 +8,8 @@ file(MAKE_DIRECTORY ${WORK}/cwd/a/b)
 set(db ${WORK}/cwd/a/b/results.sqlite)
 set(name "../../escaped'; DROP TABLE runs; -- <script>alert(1)</script> $(touch pwned) `touch pwned2` | rm -rf x")
 
-function(run_tb expected_rc out_var)
-  execute_process(COMMAND ${TUNEBENCH} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  WORKING_DIRECTORY ${WORK}/cwd/a/b)
-  if(NOT rc EQUAL expected_rc)
-    message(FATAL_ERROR "tunebench ${ARGN}: exit ${rc}, expected ${expected_rc}\n${out}\n${err}")
-  endif()
-  set(${out_var} "${out}${err}" PARENT_SCOPE)
-endfunction()
-
-function(expect text haystack what)
-  string(FIND "${haystack}" "${text}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${what}: output lacks '${text}'\n${haystack}")
-  endif()
-endfunction()
+set(TB_CWD ${WORK}/cwd/a/b)
+include(${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake)
 
 function(only_files what)
   file(GLOB_RECURSE found LIST_DIRECTORIES false RELATIVE ${WORK} ${WORK}/*)

@@ -5,21 +5,8 @@ file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(db ${WORK}/results.sqlite)
 
-function(run_tb expected_rc out_var)
-  execute_process(COMMAND ${TUNEBENCH} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  WORKING_DIRECTORY ${SOURCE})
-  if(NOT rc EQUAL expected_rc)
-    message(FATAL_ERROR "tunebench ${ARGN}: exit ${rc}, expected ${expected_rc}\n${out}\n${err}")
-  endif()
-  set(${out_var} "${out}${err}" PARENT_SCOPE)
-endfunction()
-
-function(expect text haystack what)
-  string(FIND "${haystack}" "${text}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${what}: output lacks '${text}'\n${haystack}")
-  endif()
-endfunction()
+set(TB_CWD ${SOURCE})
+include(${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake)
 
 # A complete run.
 run_tb(0 out run --suite tests/suites/mini.json --db ${db} --label cli-test)

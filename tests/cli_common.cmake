@@ -1,0 +1,18 @@
+# Helpers shared by the command-line tests (cmake -P scripts).
+# run_tb(RC OUT args…): runs tunebench with args in ${TB_CWD}, fails unless it exits RC, and puts
+# stdout and stderr together into OUT. expect(TEXT HAYSTACK WHAT): fails unless TEXT is in it.
+function(run_tb expected_rc out_var)
+  execute_process(COMMAND ${TUNEBENCH} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  WORKING_DIRECTORY ${TB_CWD})
+  if(NOT rc EQUAL expected_rc)
+    message(FATAL_ERROR "tunebench ${ARGN}: exit ${rc}, expected ${expected_rc}\n${out}\n${err}")
+  endif()
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+function(expect text haystack what)
+  string(FIND "${haystack}" "${text}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${what}: output lacks '${text}'\n${haystack}")
+  endif()
+endfunction()
