@@ -1,6 +1,6 @@
 # tunebench check, calibrate, merge and compare end to end: no baseline is an error (2); clean
-# runs pass (0) before and after calibration; a run whose every step is 4x slower (the test-only
-# "slow:300" fault) is a regression (1) in every format and its finding is stored; merge imports
+# runs pass (0) before and after calibration; a run whose every step is 10x slower (the test-only
+# "slow:900" fault) is a regression (1) in every format and its finding is stored; merge imports
 # runs once; compare puts two runs side by side.
 # cmake -DTUNEBENCH=<binary> -DSOURCE=<src> -DWORK=<dir> -P cli_check.cmake
 file(REMOVE_RECURSE ${WORK})
@@ -50,10 +50,10 @@ tb(0 out check --db ${db} --baseline last:4)
 expect("${out}" "noise floors: calibrated" "calibrated check")
 expect("${out}" "no regression" "calibrated A/A run")
 
-# Every measured step 4x slower: a regression in every format, stored for show and the report.
+# Every measured step 10x slower: a regression in every format, stored for show and the report.
 tb(0 out run --suite tests/suites/mini_slow.json --db ${db} --label nightly -q)
 tb(1 out check --db ${db} --baseline last:4)
-expect("${out}" "REGRESSION" "a 4x slower run")
+expect("${out}" "REGRESSION" "a 10x slower run")
 tb(0 out show --db ${db})
 expect("${out}" "found by tunebench check:\n  regression: slower than the baseline" "stored finding")
 tb(1 out check --db ${db} --baseline label:nightly --format junit --no-store)
