@@ -126,7 +126,8 @@ int list_command(const std::string& suites_dir) {
     // Applicability on this host and build, for the first model and mode the knob is meant for.
     const std::string model = k.models.empty() ? "resnet50" : k.models.front();
     const Mode mode = k.modes.empty() ? Mode::infer : k.modes.front();
-    const std::string why = knobs::not_applicable_reason(k, model, mode, host);
+    const std::string why =
+        knobs::not_applicable_reason(k, model, mode, host, k.where == "cuda" ? "cuda" : "cpu");
     fmt::print("{:<20} {:<5} {:<16} {}\n", k.id, k.where,
                why.empty() ? "applicable" : "not applicable", why.empty() ? k.change : why);
   }

@@ -17,9 +17,10 @@
    (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 #if !TUNEBENCH_TORCH_AT_LEAST(2, 0)
-// 1.13 exports the switch of the CPU fuser but installs no header that declares it.
+// 1.13 exports the switches of the fusers but installs no header that declares them.
 namespace torch::jit {
 TORCH_API void overrideCanFuseOnCPU(bool value);
+TORCH_API void overrideCanFuseOnGPU(bool value);
 }  // namespace torch::jit
 #else
 #include <torch/csrc/jit/codegen/fuser/interface.h>
@@ -172,6 +173,13 @@ void use_legacy_cpu_fuser() {
   torch::jit::setTensorExprFuserEnabled(false);
   torch::jit::overrideCanFuseOnCPU(true);
   torch::jit::overrideCanFuseOnCPULegacy(true);
+}
+
+void use_gpu_fuser() {
+  torch::jit::getExecutorMode() = true;   // the profiling graph executor
+  torch::jit::getProfilingMode() = true;  // …which records shapes first, then fuses
+  torch::jit::setTensorExprFuserEnabled(true);
+  torch::jit::overrideCanFuseOnGPU(true);
 }
 
 }  // namespace tunebench::compat

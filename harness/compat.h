@@ -71,6 +71,9 @@ class FusedAdamW {
 // fusion group and compiles it with the host's C++ compiler at run time. This switches the whole
 // process to the legacy executor with CPU fusion on (TorchScript settings are process-wide).
 void use_legacy_cpu_fuser();
+// TorchScript's fuser on CUDA: the profiling executor with NNC, which generates CUDA kernels at
+// run time (NVRTC) and needs no LLVM. Also process-wide.
+void use_gpu_fuser();
 
 }  // namespace tunebench::compat
 

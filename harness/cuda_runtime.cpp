@@ -16,6 +16,7 @@
 
 #include "harness/device.h"
 #include "harness/loss_scaler.h"
+#include "harness/multiproc.h"
 #include "harness/nvml.h"
 
 namespace tunebench::cuda_runtime {
@@ -76,10 +77,19 @@ torch::Tensor fresh_like(const torch::Tensor& t, int64_t high, const torch::Devi
   return torch::randint(std::max<int64_t>(high, 1), t.sizes(), options);
 }
 
+c10::DeviceIndex gpu_of(const json& settings) {
+  const json process = settings.value(multiproc::kProcessSetting, json::object());
+  return static_cast<c10::DeviceIndex>(process.value("gpu", 0));
+}
+
 class CudaTrial : public device_trial::DeviceTrial {
  public:
+  // A rank of a distributed trial runs on its own GPU (multiproc::split's "gpu"); every other
+  // trial on GPU 0.
   explicit CudaTrial(const TrialSpec& spec)
-      : settings_(spec.settings), train_(spec.mode == Mode::train), device_(torch::kCUDA, 0) {}
+      : settings_(spec.settings),
+        train_(spec.mode == Mode::train),
+        device_(torch::kCUDA, gpu_of(spec.settings)) {}
 
   torch::Device device() const override { return device_; }
 
@@ -156,11 +166,21 @@ class CudaTrial : public device_trial::DeviceTrial {
     return value == "bf16" ? torch::kBFloat16 : torch::kHalf;
   }
 
-  void backward_and_step(const torch::Tensor& loss, const std::vector<torch::Tensor>& params,
-                         const std::function<void()>& optimizer_step) override {
-    if (!scaler_) return DeviceTrial::backward_and_step(loss, params, optimizer_step);
-    scaler_->scale(loss).backward();
-    scaler_->step(params, optimizer_step);
+  void backward(const torch::Tensor& loss) override {
+    if (scaler_) {
+      scaler_->scale(loss).backward();
+    } else {
+      loss.backward();
+    }
+  }
+
+  void step(const std::vector<torch::Tensor>& params,
+            const std::function<void()>& optimizer_step) override {
+    if (scaler_) {
+      scaler_->step(params, optimizer_step);
+    } else {
+      optimizer_step();
+    }
   }
 
   double time(const device_trial::Step& iteration) override {

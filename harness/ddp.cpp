@@ -10,10 +10,18 @@
 
 // CMake defines TUNEBENCH_GLOO where the LibTorch has c10d's Gloo process group (the header and
 // the symbols in libtorch_cpu) and Gloo's own headers are installed; otherwise it passes the
-// reason in TUNEBENCH_GLOO_MISSING.
-#if TUNEBENCH_GLOO
+// reason in TUNEBENCH_GLOO_MISSING. TUNEBENCH_NCCL and TUNEBENCH_NCCL_MISSING likewise for
+// ProcessGroupNCCL (a CUDA LibTorch with the header and symbols, and NCCL's nccl.h).
+#if TUNEBENCH_GLOO || TUNEBENCH_NCCL
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#endif
+#if TUNEBENCH_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#if TUNEBENCH_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
 namespace tunebench::ddp {
@@ -40,7 +48,14 @@ constexpr int64_t kBucketBytes = 25 << 20;  // DDP's default bucket_cap_mb
 
 }  // namespace
 
-std::string unavailable_reason() {
+std::string unavailable_reason(c10::DeviceType device) {
+  if (device == c10::DeviceType::CUDA) {
+#if TUNEBENCH_NCCL
+    return "";
+#else
+    return TUNEBENCH_NCCL_MISSING;
+#endif
+  }
 #if TUNEBENCH_GLOO
   return "";
 #else
@@ -50,16 +65,35 @@ std::string unavailable_reason() {
 
 struct Rank::Impl {
 #if TUNEBENCH_GLOO
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
 #endif
-  int rank = 0, world = 1, micro = 1;
+#if TUNEBENCH_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
+  int rank = 0, world = 1, micro = 1, gpu = -1;  // gpu: −1 on the CPU
   bool sync_last_only = false;
   std::vector<std::vector<torch::Tensor>> buckets;  // the parameters, in buckets
   int64_t steps = 0, allreduces = 0;
 
+  // Sums `flat` over the ranks in place and waits for it (on CUDA: the current stream waits).
+  void allreduce_one(std::vector<torch::Tensor>& flat) {
+#if TUNEBENCH_NCCL
+    if (nccl) {
+      nccl->allreduce(flat)->wait();
+      return;
+    }
+#endif
+#if TUNEBENCH_GLOO
+    if (gloo) {
+      gloo->allreduce(flat)->wait();
+      return;
+    }
+#endif
+    throw std::logic_error("all-reduce without a process group");
+  }
+
   // Sums every bucket's gradients over the ranks and divides by the world size.
   void allreduce(torch::nn::Module& module) {
-#if TUNEBENCH_GLOO
     if (buckets.empty()) {
       std::vector<torch::Tensor> bucket;
       int64_t bytes = 0;
@@ -79,10 +113,11 @@ struct Rank::Impl {
     for (const auto& bucket : buckets) {
       std::vector<torch::Tensor> grads;
       for (const auto& p : bucket) {
-        grads.push_back(p.grad().defined() ? p.grad().reshape(-1) : torch::zeros({p.numel()}));
+        grads.push_back(p.grad().defined() ? p.grad().reshape(-1)
+                                           : torch::zeros({p.numel()}, p.options()));
       }
       std::vector<torch::Tensor> flat{torch::cat(grads)};
-      group->allreduce(flat)->wait();
+      allreduce_one(flat);
       ++allreduces;
       flat[0].div_(world);
       int64_t offset = 0;
@@ -96,9 +131,6 @@ struct Rank::Impl {
         offset += p.numel();
       }
     }
-#else
-    (void)module;
-#endif
   }
 };
 
@@ -109,12 +141,17 @@ std::unique_ptr<Rank> Rank::join(const TrialSpec& spec, models::Batch& batch) {
   if (!spec.settings.contains(multiproc::kProcessSetting)) return nullptr;
   const json& process = spec.settings[multiproc::kProcessSetting];
   if (process.value("role", "") != "rank") return nullptr;
-  if (const std::string why = unavailable_reason(); !why.empty()) {
+  const bool cuda = spec.settings.value("device", "cpu") == "cuda";
+  if (const std::string why =
+          unavailable_reason(cuda ? c10::DeviceType::CUDA : c10::DeviceType::CPU);
+      !why.empty()) {
     throw std::runtime_error("distributed training: " + why);
   }
   auto impl = std::make_unique<Impl>();
   impl->rank = process["index"];
   impl->world = process["count"];
+  if (cuda) impl->gpu = process.value("gpu", -1);
+  if (cuda && impl->gpu < 0) throw std::runtime_error("a CUDA rank without its GPU");
   impl->micro = spec.settings.contains("ddp_no_sync") ? multiproc::kNoSyncMicroBatches : 1;
   impl->sync_last_only = spec.settings.value("ddp_no_sync", false) == true;
   const int64_t pieces = int64_t(impl->world) * impl->micro;
@@ -125,30 +162,43 @@ std::unique_ptr<Rank> Rank::join(const TrialSpec& spec, models::Batch& batch) {
   }
   const int64_t shard = batch.size / impl->world;
   batch = rows(batch, impl->rank * shard, (impl->rank + 1) * shard);
-#if TUNEBENCH_GLOO
   const std::string store_path = process["dir"].get<std::string>() + "/c10d-store";
-  auto store = c10::make_intrusive<c10d::FileStore>(store_path, impl->world);
-  auto options = c10d::ProcessGroupGloo::Options::create(
-      std::chrono::milliseconds(int64_t(1000 * spec.timeout_s)));
-  // The loopback interface: every rank of a trial is on this host. Across hosts this is the
-  // host's address, and the store a c10d::TCPStore.
-  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-  options->threads = 1;
-  impl->group =
-      c10::make_intrusive<c10d::ProcessGroupGloo>(store, impl->rank, impl->world, options);
+  const auto timeout = std::chrono::milliseconds(int64_t(1000 * spec.timeout_s));
+  if (cuda) {
+#if TUNEBENCH_NCCL
+    // One GPU per rank, this thread's current device before NCCL makes its communicator.
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(impl->gpu));
+    auto store = c10::make_intrusive<c10d::FileStore>(store_path, impl->world);
+    auto options = c10d::ProcessGroupNCCL::Options::create();
+    options->timeout = timeout;
+    impl->nccl =
+        c10::make_intrusive<c10d::ProcessGroupNCCL>(store, impl->rank, impl->world, options);
 #endif
+  } else {
+#if TUNEBENCH_GLOO
+    auto store = c10::make_intrusive<c10d::FileStore>(store_path, impl->world);
+    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+    // The loopback interface: every rank of a trial is on this host. Across hosts this is the
+    // host's address, and the store a c10d::TCPStore.
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    options->threads = 1;
+    impl->gloo =
+        c10::make_intrusive<c10d::ProcessGroupGloo>(store, impl->rank, impl->world, options);
+#endif
+  }
   return std::unique_ptr<Rank>(new Rank(std::move(impl)));
 }
 
-at::Tensor Rank::forward_backward(models::BenchModel& model, const models::Batch& batch) {
+at::Tensor Rank::forward_backward(models::BenchModel& model, const models::Batch& batch,
+                                  const LossFn& loss_of, const BackwardFn& backward) {
   Impl& s = *impl_;
   const int64_t size = batch.size / s.micro;
-  torch::Tensor total = torch::zeros({});
+  torch::Tensor total;
   for (int m = 0; m < s.micro; ++m) {
     const auto part = s.micro == 1 ? batch : rows(batch, m * size, (m + 1) * size);
-    auto loss = model.loss(part) / s.micro;
-    loss.backward();
-    total += loss.detach();
+    auto loss = loss_of(part) / s.micro;
+    backward(loss);
+    total = total.defined() ? total + loss.detach() : loss.detach();
     if (!s.sync_last_only || m == s.micro - 1) s.allreduce(model.module());
   }
   ++s.steps;
@@ -160,7 +210,7 @@ json Rank::evidence(torch::nn::Module& module) const {
   // FNV-1a over the parameters' bytes: equal on two ranks only if every bit is.
   uint64_t hash = 1469598103934665603ULL;
   for (const auto& p : module.parameters()) {
-    const auto bytes = p.detach().contiguous();
+    const auto bytes = p.detach().to(torch::kCPU).contiguous();
     const auto* data = static_cast<const uint8_t*>(bytes.data_ptr());
     for (size_t i = 0; i < bytes.nbytes(); ++i) hash = (hash ^ data[i]) * 1099511628211ULL;
   }
@@ -175,9 +225,19 @@ json Rank::evidence(torch::nn::Module& module) const {
             {"parameter_checksum", fmt::format("{:016x}", hash)},
             {"store", "FileStore"}};
 #if TUNEBENCH_GLOO
-  e["backend"] = "gloo";
-  e["world_size"] = s.group->getSize();
-  e["rank"] = s.group->getRank();
+  if (s.gloo) {
+    e["backend"] = "gloo";
+    e["world_size"] = s.gloo->getSize();
+    e["rank"] = s.gloo->getRank();
+  }
+#endif
+#if TUNEBENCH_NCCL
+  if (s.nccl) {
+    e["backend"] = "nccl";
+    e["world_size"] = s.nccl->getSize();
+    e["rank"] = s.nccl->getRank();
+    e["gpu"] = s.gpu;
+  }
 #endif
   return e;
 }

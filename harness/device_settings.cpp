@@ -43,16 +43,6 @@ std::string device_mismatch(const knobs::Knob& knob, const std::string& device) 
   return "";
 }
 
-std::string not_built_for_cuda(const std::string& id) {
-  if (id == "ddp_scaling" || id == "ddp_no_sync") {
-    return "not implemented yet on CUDA: ranks use c10d Gloo on the CPU; NCCL is not built";
-  }
-  if (id == "jit_fusion" || id == "freeze_script" || id == "dataloader_workers") {
-    return "not implemented yet on CUDA: built and checked on the CPU only";
-  }
-  return "";
-}
-
 std::string device_unavailable(const std::string& device, const knobs::HostCaps& host) {
   if (device == "cuda" && !host.cuda) return "needs a CUDA device: " + host.cuda_reason;
   return "";

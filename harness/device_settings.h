@@ -35,11 +35,6 @@ std::string device_mismatch(const knobs::Knob& knob, const std::string& device);
 // Empty when the device exists here; otherwise why not ("needs a CUDA device: …").
 std::string device_unavailable(const std::string& device, const knobs::HostCaps& host);
 
-// Empty when knob `id` has a CUDA path; otherwise why its CUDA version is not built yet (knobs
-// built and checked on the CPU only: TorchScript fusion and freezing, the data loader, and DDP,
-// which has Gloo ranks on the CPU but no NCCL).
-std::string not_built_for_cuda(const std::string& id);
-
 // What contradicts a CUDA knob's setting in the worker's evidence. nullopt when `id` is not one of
 // the CUDA knobs (or the device/varying-shape settings) handled here.
 std::optional<std::vector<std::string>> check_evidence(const std::string& id,

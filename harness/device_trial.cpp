@@ -16,13 +16,6 @@ c10::ScalarType DeviceTrial::amp_dtype(const nlohmann::json& value) const {
   return value == "fp16" ? torch::kHalf : torch::kBFloat16;
 }
 
-void DeviceTrial::backward_and_step(const torch::Tensor& loss,
-                                    const std::vector<torch::Tensor>& params,
-                                    const std::function<void()>& optimizer_step) {
-  loss.backward();
-  optimizer_step();
-}
-
 double DeviceTrial::time(const Step& iteration) {
   const auto start = std::chrono::steady_clock::now();
   auto out = iteration();

@@ -32,10 +32,15 @@ class DeviceTrial {
   virtual Step wrap(Step step, models::Batch& batch) { return step; }
   // The autocast dtype of the amp setting on this device: true means bf16 on the CPU.
   virtual c10::ScalarType amp_dtype(const nlohmann::json& value) const;
-  // backward, then `optimizer_step` (through the loss scaler for fp16 training on CUDA).
-  virtual void backward_and_step(const torch::Tensor& loss,
-                                 const std::vector<torch::Tensor>& params,
-                                 const std::function<void()>& optimizer_step);
+  // Backward of one loss (of a step or of one of its micro-batches): scaled by the loss scaler
+  // for fp16 training on CUDA, plain otherwise.
+  virtual void backward(const torch::Tensor& loss) { loss.backward(); }
+  // The step's `optimizer_step` after its backwards: on CUDA with fp16, the gradients unscaled
+  // and the step skipped on inf/NaN; plain otherwise.
+  virtual void step(const std::vector<torch::Tensor>& params,
+                    const std::function<void()>& optimizer_step) {
+    optimizer_step();
+  }
   // Seconds of one iteration, the device's queue drained.
   virtual double time(const Step& iteration);
   // Around the measured region: peak memory reset, energy and clocks at start and end.

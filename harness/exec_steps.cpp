@@ -101,30 +101,38 @@ models::Batch StepPlan::step_batch() {
   return slice(batch_, 1, 0, length);
 }
 
-torch::Tensor StepPlan::accumulate(const models::Batch& batch, const LossFn& loss) {
+torch::Tensor StepPlan::accumulate(const models::Batch& batch, const LossFn& loss,
+                                   const BackwardFn& backward) {
+  auto run_backward = [&](const torch::Tensor& l) {
+    if (backward) {
+      backward(l);
+    } else {
+      l.backward();
+    }
+  };
   if (k_ == 1) {
     auto l = loss(batch);
-    l.backward();
+    run_backward(l);
     return l;
   }
   const int64_t micro = batch.size / k_;
   torch::Tensor total;
   for (int64_t i = 0; i < k_; ++i) {
     auto l = loss(slice(batch, 0, i * micro, micro)) / double(k_);
-    l.backward();
+    run_backward(l);
     total = total.defined() ? total + l.detach() : l.detach();
   }
   return total;
 }
 
-torch::Tensor StepPlan::forward_backward(const LossFn& loss) {
+torch::Tensor StepPlan::forward_backward(const LossFn& loss, const BackwardFn& backward) {
   const models::Batch batch = step_batch();
   const int64_t tokens = batch.inputs.at(0).dim() >= 2 ? batch.inputs[0].size(1) : 0;
   if (first_step_tokens_ < 0) first_step_tokens_ = tokens;
   lengths_run_.insert(tokens);
   ++steps_;
   micro_batches_ += k_;
-  return accumulate(batch, loss);
+  return accumulate(batch, loss, backward);
 }
 
 void StepPlan::begin_measurement() {
@@ -166,7 +174,7 @@ void StepPlan::add_evidence(json& evidence, const LossFn& loss) {
   auto gradients = [&](bool micro) {
     drop_gradients(model_.module());
     if (micro) {
-      accumulate(batch_, loss);
+      accumulate(batch_, loss, {});  // unscaled, as the full batch's below
     } else {
       loss(batch_).backward();
     }

@@ -17,6 +17,8 @@ namespace tunebench::exec_steps {
 
 // The loss of a batch, with whatever the worker wraps around it (autocast).
 using LossFn = std::function<torch::Tensor(const models::Batch&)>;
+// Backward of one (micro-batch) loss: plain, or through fp16 loss scaling on CUDA.
+using BackwardFn = std::function<void(const torch::Tensor&)>;
 
 class StepPlan {
  public:
@@ -36,8 +38,8 @@ class StepPlan {
   // Training: forward and backward of one step on this step's batch (under preallocate, the
   // batch cut to this step's seeded sequence length), in k micro-batches of B/k samples each
   // under grad_accum=k, each loss divided by k so the gradients sum to the batch's.
-  // Returns the step's loss.
-  torch::Tensor forward_backward(const LossFn& loss);
+  // Each backward goes through `backward` (plain when empty). Returns the step's loss.
+  torch::Tensor forward_backward(const LossFn& loss, const BackwardFn& backward = {});
 
   // Just before the measured region: the per-step counts start here.
   void begin_measurement();
@@ -53,7 +55,8 @@ class StepPlan {
 
  private:
   models::Batch step_batch();
-  torch::Tensor accumulate(const models::Batch& batch, const LossFn& loss);
+  torch::Tensor accumulate(const models::Batch& batch, const LossFn& loss,
+                           const BackwardFn& backward);
 
   models::BenchModel& model_;
   models::Batch batch_;

@@ -185,13 +185,20 @@ knobs::HostCaps capabilities() {
   knobs::HostCaps caps = knobs::probe_host();
   caps.cuda_reason = device::cuda_unavailable_reason();
   caps.cuda = caps.cuda_reason.empty();
-  const std::string fused = compat::fused_adamw_unavailable_reason(c10::DeviceType::CPU);
-  if (!fused.empty()) caps.unsupported["fused_adamw"] = fused;
-  if (const std::string why = ddp::unavailable_reason(); !why.empty()) {
-    caps.unsupported["ddp_scaling"] = why;
-    caps.unsupported["ddp_no_sync"] = why;
+  caps.gpus = caps.cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
+  for (const auto& [device, unsupported] :
+       {std::pair{c10::DeviceType::CPU, &caps.unsupported_on_cpu},
+        std::pair{c10::DeviceType::CUDA, &caps.unsupported_on_cuda}}) {
+    if (auto why = compat::fused_adamw_unavailable_reason(device); !why.empty()) {
+      (*unsupported)["fused_adamw"] = why;
+    }
+    if (auto why = ddp::unavailable_reason(device); !why.empty()) {
+      (*unsupported)["ddp_scaling"] = why;
+      (*unsupported)["ddp_no_sync"] = why;
+    }
   }
-  for (const auto& [id, why] : script_forward::unsupported()) caps.unsupported[id] = why;
+  // The TorchScript fuser's reason is the CPU's (on CUDA, NNC generates the kernels itself).
+  for (const auto& [id, why] : script_forward::unsupported()) caps.unsupported_on_cpu[id] = why;
   return caps;
 }
 

@@ -240,16 +240,17 @@ std::vector<Knob> make_catalog() {
   loader.off = 0;
   loader.on = 2;
   Knob& scaling = add(entry("ddp_scaling", dist,
-                            "1 rank → one rank per core group (c10d Gloo, batch split across "
-                            "ranks, gradients all-reduced)",
+                            "1 rank → one rank per core group or GPU (c10d Gloo / NCCL, batch "
+                            "split across ranks, gradients all-reduced)",
                             "both", "2 GPUs ~1.8x, 4 ~3.5x (001)"));
   scaling.implemented = true;
   scaling.phase = Phase::process_start;
   scaling.models = {"gpt", "resnet50"};
   scaling.modes = {Mode::train};
-  Knob& no_sync = add(entry(
-      "ddp_no_sync", dist, "all-reduce every micro-batch → only on the last of 4 (c10d Gloo ranks)",
-      "both", "skip unnecessary all-reduce (000)"));
+  Knob& no_sync =
+      add(entry("ddp_no_sync", dist,
+                "all-reduce every micro-batch → only on the last of 4 (c10d Gloo / NCCL ranks)",
+                "both", "skip unnecessary all-reduce (000)"));
   no_sync.implemented = true;
   no_sync.phase = Phase::process_start;
   no_sync.models = {"gpt"};
@@ -314,14 +315,20 @@ std::string check_ddp(const json& settings, const json& ddp) {
   const int micro = settings.contains("ddp_no_sync") ? multiproc::kNoSyncMicroBatches : 1;
   const int syncs = settings.value("ddp_no_sync", false) == true ? 1 : micro;
   const int64_t buckets = ddp.value("buckets", int64_t(0));
-  if (ddp.value("backend", "") != "gloo" || ddp["world_size"] != process["count"] ||
-      ddp["rank"] != process["index"] || ddp["micro_batches"] != micro || buckets < 1 ||
+  // Gloo on the CPU; NCCL on CUDA, each rank on the GPU it was given.
+  const bool cuda = settings.value("device", "cpu") == "cuda";
+  const bool backend_ok = cuda ? ddp.value("backend", "") == "nccl" &&
+                                     ddp.value("gpu", json()) == process.value("gpu", json(-1))
+                               : ddp.value("backend", "") == "gloo";
+  if (!backend_ok || ddp["world_size"] != process["count"] || ddp["rank"] != process["index"] ||
+      ddp["micro_batches"] != micro || buckets < 1 ||
       ddp.value("allreduces_per_step", -1.0) != double(buckets * syncs)) {
     return fmt::format(
-        "rank {} of {} with {} micro-batch(es), {} all-reduce(s) per micro-batch sync expected "
-        "{} all-reduces per step, but its process group read back {}",
-        process["index"].dump(), process["count"].dump(), micro, buckets, buckets * syncs,
-        ddp.dump());
+        "rank {} of {} ({}) with {} micro-batch(es), {} all-reduce(s) per micro-batch sync "
+        "expected {} all-reduces per step, but its process group read back {}",
+        process["index"].dump(), process["count"].dump(),
+        cuda ? "NCCL on GPU " + process.value("gpu", json()).dump() : "Gloo", micro, buckets,
+        buckets * syncs, ddp.dump());
   }
   return "";
 }
@@ -368,7 +375,7 @@ HostCaps probe_host() {
 }
 
 std::string not_applicable_reason(const Knob& knob, const std::string& model, Mode mode,
-                                  const HostCaps& host) {
+                                  const HostCaps& host, const std::string& device) {
   if (!knob.implemented) return "not implemented yet";
   if (knob.id == "ddp_scaling" && model == "resnet50") {
     // The catalog lists it; what stops it is the correctness guard, not the code.
@@ -389,9 +396,14 @@ std::string not_applicable_reason(const Knob& knob, const std::string& model, Mo
   }
   if (knob.where == "cuda" && !host.cuda) return "needs a CUDA device: " + host.cuda_reason;
   if (auto it = host.unsupported.find(knob.id); it != host.unsupported.end()) return it->second;
+  const auto& on_device = device == "cuda" ? host.unsupported_on_cuda : host.unsupported_on_cpu;
+  if (auto it = on_device.find(knob.id); it != on_device.end()) return it->second;
   if (knob.id == "omp_threads" && host.cores < 2) return "this host has 1 core: nothing to sweep";
-  if ((knob.id == "multi_instance" || knob.id == "ddp_scaling" || knob.id == "ddp_no_sync") &&
-      host.cores < 2) {
+  const bool distributed = knob.id == "ddp_scaling" || knob.id == "ddp_no_sync";
+  if (distributed && device == "cuda" && host.gpus < 2) {
+    return fmt::format("needs 2 or more GPUs (one rank each, NCCL): this host has {}", host.gpus);
+  }
+  if ((knob.id == "multi_instance" || distributed) && device == "cpu" && host.cores < 2) {
     return "this host has 1 core: there is no second core group for another process";
   }
   if (knob.id == "numa_bind" && !std::filesystem::exists(kNumactl)) {

@@ -54,15 +54,20 @@ struct HostCaps {
   int numa_nodes = 1;
   bool cuda = false;
   std::string cuda_reason;  // why not, when !cuda
-  // Knobs this build's LibTorch lacks, with the reason (e.g. fused_adamw on 1.13).
+  int gpus = 0;             // CUDA devices this process sees
+  // Knobs this build's LibTorch lacks, with the reason (e.g. fused_adamw on 1.13): on every
+  // device, on the CPU only (TorchScript's CPU fuser, c10d Gloo), on CUDA only (c10d NCCL).
   std::map<std::string, std::string> unsupported;
+  std::map<std::string, std::string> unsupported_on_cpu;
+  std::map<std::string, std::string> unsupported_on_cuda;
 };
 // Cores and NUMA nodes only; host::capabilities() adds what LibTorch and the devices offer.
 HostCaps probe_host();
 
-// Empty when the knob applies to this model and mode on this host; otherwise why not.
+// Empty when the knob applies to this model and mode on this host's `device` ("cpu" or
+// "cuda"); otherwise why not.
 std::string not_applicable_reason(const Knob& knob, const std::string& model, Mode mode,
-                                  const HostCaps& host);
+                                  const HostCaps& host, const std::string& device = "cpu");
 
 // Throws std::invalid_argument ("must be …, got …") when `value` is not a valid setting of the
 // knob.

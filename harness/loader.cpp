@@ -124,9 +124,13 @@ void Feed::next(models::Batch& batch) {
   torch::Tensor images = **s.it;
   s.checksum += images.sum().item<double>();
   ++s.batches;
-  batch.inputs[0] = batch.inputs[0].is_contiguous(at::MemoryFormat::ChannelsLast)
-                        ? images.contiguous(at::MemoryFormat::ChannelsLast)
-                        : images;
+  // Where the model runs: on CUDA the decoded host batch is copied to the device each step, as
+  // a training loop over a loader does.
+  const torch::Tensor& previous = batch.inputs[0];
+  if (previous.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    images = images.contiguous(at::MemoryFormat::ChannelsLast);
+  }
+  batch.inputs[0] = images.to(previous.device());
 }
 
 json Feed::evidence() const {

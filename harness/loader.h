@@ -28,7 +28,7 @@ class Feed {
   Feed(const Feed&) = delete;
   Feed& operator=(const Feed&) = delete;
 
-  // Replaces the batch's images with the next decoded batch.
+  // Replaces the batch's images with the next decoded batch, on the device they were on.
   void next(models::Batch& batch);
 
   // workers, the number of distinct threads that produced batches, whether the step's own

@@ -39,14 +39,14 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-Layout layout(const json& settings, size_t cpus) {
+Layout layout(const json& settings, size_t cpus, size_t gpus) {
   Layout l;
   cpus = std::max<size_t>(1, cpus);
   if (settings.contains("ddp_scaling") || settings.contains("ddp_no_sync")) {
     l.role = "rank";
-    // ddp_no_sync alone: one rank per CPU in both arms.
-    l.count =
-        settings.contains("ddp_scaling") ? count_of(settings["ddp_scaling"], cpus) : int(cpus);
+    // One rank per CPU (per GPU on CUDA) for "true"; ddp_no_sync alone: that many in both arms.
+    const size_t all = settings.value("device", "cpu") == "cuda" ? std::max<size_t>(1, gpus) : cpus;
+    l.count = settings.contains("ddp_scaling") ? count_of(settings["ddp_scaling"], all) : int(all);
   } else if (settings.contains("multi_instance")) {
     l.count = count_of(settings["multi_instance"], cpus);
     if (l.count > 1) l.role = "instance";
@@ -87,13 +87,18 @@ Rendezvous::~Rendezvous() {
 }
 
 std::vector<TrialSpec> split(const TrialSpec& trial, const std::vector<int>& cpus,
-                             const std::string& rendezvous_dir) {
-  const Layout l = layout(trial.settings, cpus.size());
+                             const std::string& rendezvous_dir, size_t gpus) {
+  const Layout l = layout(trial.settings, cpus.size(), gpus);
   if (l.role.empty()) return {trial};
   if (size_t(l.count) > cpus.size()) {
     throw std::invalid_argument(fmt::format("{}: {} {}s need {} CPUs, this process may use {}",
                                             trial.experiment, l.count, l.role, l.count,
                                             cpus.size()));
+  }
+  const bool cuda_ranks = l.role == "rank" && trial.settings.value("device", "cpu") == "cuda";
+  if (cuda_ranks && size_t(l.count) > gpus) {
+    throw std::invalid_argument(fmt::format("{}: {} ranks need a GPU each, this host has {}",
+                                            trial.experiment, l.count, gpus));
   }
   std::vector<TrialSpec> parts;
   for (int i = 0; i < l.count; ++i) {
@@ -106,6 +111,7 @@ std::vector<TrialSpec> split(const TrialSpec& trial, const std::vector<int>& cpu
                                       {"count", l.count},
                                       {"cpus", group},
                                       {"dir", rendezvous_dir}};
+    if (cuda_ranks) part.settings[kProcessSetting]["gpu"] = i;
     parts.push_back(std::move(part));
   }
   return parts;

@@ -22,7 +22,8 @@
 namespace tunebench::multiproc {
 
 // The setting the orchestrator adds to each process's spec: {"role": "instance"|"rank",
-// "index": i, "count": n, "cpus": [..], "dir": rendezvous directory}. Not a knob: a suite cannot
+// "index": i, "count": n, "cpus": [..], "dir": rendezvous directory, and for a CUDA rank
+// "gpu": its device index}. Not a knob: a suite cannot
 // set it (the suite parser accepts catalog ids only).
 inline constexpr const char* kProcessSetting = "process";
 
@@ -37,9 +38,10 @@ struct Layout {
 };
 // `cpus`: the CPUs this process may use (the orchestrator's affinity). A multi_instance trial
 // with one instance is an ordinary trial (one process with all its threads); a distributed trial
-// always has ranks, even a world of one. Each process gets min(omp_threads, cpus / count)
-// threads, so that processes never share a core.
-Layout layout(const nlohmann::json& settings, size_t cpus);
+// always has ranks, even a world of one: on the CPU one per core group ("true" = one per CPU),
+// on CUDA one per GPU ("true" = one per GPU of the `gpus` here). Each process gets
+// min(omp_threads, cpus / count) threads, so that processes never share a core.
+Layout layout(const nlohmann::json& settings, size_t cpus, size_t gpus = 0);
 
 // The CPUs this process may run on (sched_getaffinity), ascending.
 std::vector<int> allowed_cpus();
@@ -59,9 +61,11 @@ class Rendezvous {
 };
 
 // One spec per process: `trial` itself for an ordinary trial; otherwise copies with omp_threads
-// set to the per-process threads and the process setting (consecutive groups of `cpus`).
+// set to the per-process threads and the process setting (consecutive groups of `cpus`; a CUDA
+// rank i also gets "gpu": i). Throws std::invalid_argument when the host has too few CPUs or
+// GPUs for the processes.
 std::vector<TrialSpec> split(const TrialSpec& trial, const std::vector<int>& cpus,
-                             const std::string& rendezvous_dir);
+                             const std::string& rendezvous_dir, size_t gpus = 0);
 
 // The stored trial from the processes' results (each already checked against its own spec): the
 // single result for an ordinary trial; otherwise the combination described above, failed or

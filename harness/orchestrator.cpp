@@ -272,9 +272,10 @@ namespace {
 
 // Runs `trials` (the run's missing ones) into `db`, checks and stores each, and finishes the run.
 // `total` is the run's trial count; `done`, `failed`, `invalid` count trials stored before.
+// `gpus`: the CUDA devices here, one per rank of a distributed CUDA trial.
 int execute(storage::Database& db, const std::string& run_uuid,
             const std::vector<TrialSpec>& trials, std::map<std::string, double> guard_reference,
-            int failed, int invalid, const RunOptions& options) {
+            int failed, int invalid, const RunOptions& options, int gpus) {
   const bool tty = isatty(STDERR_FILENO) && !options.quiet;
   auto say = [&](const std::string& line) {
     if (!options.quiet) std::cerr << (tty ? "\r\033[K" : "") << line << "\n";
@@ -310,7 +311,7 @@ int execute(storage::Database& db, const std::string& run_uuid,
     std::vector<TrialSpec> parts;
     TrialResult r;
     try {
-      parts = multiproc::split(t, cpus, rendezvous.dir());
+      parts = multiproc::split(t, cpus, rendezvous.dir(), gpus);
     } catch (const std::invalid_argument& e) {
       r.error = e.what();  // stored as failed, nothing started
     }
@@ -441,7 +442,7 @@ int resume(const RunOptions& options) {
     return stored.status == "completed" ? 0 : 1;
   }
   db->reopen_run(uuid);
-  return execute(*db, uuid, missing, guard_reference, failed, invalid, options);
+  return execute(*db, uuid, missing, guard_reference, failed, invalid, options, caps.gpus);
 }
 
 }  // namespace
@@ -526,7 +527,7 @@ int run(const RunOptions& options) {
                 << na["reason"].get<std::string>() << "\n";
     }
   }
-  return execute(*db, run.uuid, trials, {}, 0, 0, options);
+  return execute(*db, run.uuid, trials, {}, 0, 0, options, caps.gpus);
 }
 
 }  // namespace tunebench::orchestrator

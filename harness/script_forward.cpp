@@ -79,12 +79,32 @@ struct ScriptedChain {
   }
 };
 
-ScriptedChain compile_chain() {
-  compat::use_legacy_cpu_fuser();
+ScriptedChain compile_chain(bool cuda = false) {
+  if (cuda) {
+    compat::use_gpu_fuser();
+  } else {
+    compat::use_legacy_cpu_fuser();
+  }
   ScriptedChain chain;
   chain.unit = torch::jit::compile(kBiasGeluSource);
   chain.function = &chain.unit->get_function("bias_gelu");
   return chain;
+}
+
+// The operations inside the fusion groups of `block` and its sub-blocks (the profiling executor
+// puts a group inside a type-check branch).
+void fused_ops(const torch::jit::Block* block, json& out) {
+  for (const torch::jit::Node* node : block->nodes()) {
+    for (const torch::jit::Block* sub : node->blocks()) fused_ops(sub, out);
+    if (!is_fusion_group(node->kind().toQualString()) ||
+        !node->hasAttribute(torch::jit::attr::Subgraph)) {
+      continue;
+    }
+    for (const torch::jit::Node* inner : node->g(torch::jit::attr::Subgraph)->nodes()) {
+      const std::string kind = inner->kind().toQualString();
+      if (kind != "prim::Constant") out.push_back(kind);
+    }
+  }
 }
 
 // The fusion groups of the graph this thread's TorchScript executor ran last, and the operations
@@ -94,16 +114,7 @@ json last_graph_fusion() {
   json out = {{"fusion_groups", 0}, {"fused_ops", json::array()}};
   if (!graph) return out;
   out["fusion_groups"] = count_nodes(graph->block(), is_fusion_group);
-  for (const torch::jit::Node* node : graph->nodes()) {
-    if (!is_fusion_group(node->kind().toQualString()) ||
-        !node->hasAttribute(torch::jit::attr::Subgraph)) {
-      continue;
-    }
-    for (const torch::jit::Node* inner : node->g(torch::jit::attr::Subgraph)->nodes()) {
-      const std::string kind = inner->kind().toQualString();
-      if (kind != "prim::Constant") out["fused_ops"].push_back(kind);
-    }
-  }
+  fused_ops(graph->block(), out["fused_ops"]);
   return out;
 }
 
@@ -127,12 +138,16 @@ std::string jit_fusion_unavailable_reason() {
   return reason;
 }
 
+// On CUDA (the model's parameters there) the chain is fused by NNC into a generated CUDA
+// kernel; on the CPU by the legacy fuser (compat.h).
 ArmForward jit_fusion(bool on, models::BenchModel& model) {
   auto& gpt = model_for<models::GptModel>(model, "jit_fusion");
   auto calls = std::make_shared<int64_t>(0);
+  const bool cuda = gpt.module().parameters().at(0).is_cuda();
   std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)> chain;
   if (on) {
-    chain = [scripted = compile_chain(), calls](const torch::Tensor& x, const torch::Tensor& b) {
+    chain = [scripted = compile_chain(cuda), calls](const torch::Tensor& x,
+                                                    const torch::Tensor& b) {
       ++*calls;
       return scripted(x, b);
     };
@@ -145,7 +160,10 @@ ArmForward jit_fusion(bool on, models::BenchModel& model) {
   for (const auto& block : *gpt.net->blocks) block->as<models::GptBlock>()->bias_act = chain;
   ArmForward arm;
   arm.forward = eager_forward(gpt);
-  arm.evidence = {{"chain", on ? "torchscript" : "eager"}};
+  arm.evidence = {{"chain", on ? "torchscript" : "eager"},
+                  {"fuser", !on    ? "none"
+                            : cuda ? "nnc (CUDA)"
+                                   : "legacy (CPU)"}};
   arm.read_back = [on, calls](json& evidence) {
     json& e = evidence["jit_fusion"];
     e["chain_calls"] = *calls;

@@ -3,7 +3,8 @@
 // it built.
 //
 //   jit_fusion       GPT: the MLP's bias add + erf-GELU chain, eager → TorchScript with the CPU
-//                    fuser; evidence: fusion groups in the optimised graph that ran
+//                    (legacy) fuser, or on CUDA with NNC; evidence: fusion groups in the
+//                    optimised graph that ran
 //   quantize_linear  DLRM: fp32 Linear layers → dynamically quantized int8 Linear (prepacked
 //                    weights, quantized::linear_dynamic); evidence: layers, weight dtype, engine,
 //                    calls in the measured steps, accuracy delta against fp32

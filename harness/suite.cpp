@@ -266,8 +266,7 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
   }
   if (x.device == "cuda") x.settings[device_settings::kDevice] = "cuda";
   for (const knobs::Knob* k : used) {
-    std::string why = x.device == "cuda" ? device_settings::not_built_for_cuda(k->id) : "";
-    if (why.empty()) why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host);
+    const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host, x.device);
     if (!why.empty()) {
       x.not_applicable = k->id + ": " + why;
       break;

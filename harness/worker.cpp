@@ -340,16 +340,14 @@ TrialResult run_trial(const TrialSpec& spec) {
         optimizer->step();
       }
     };
+    // Each backward and the optimizer step go through the device (fp16 loss scaling on CUDA).
+    const auto backward = [&](const torch::Tensor& l) { dev->backward(l); };
     if (rank) {
-      loss = rank->forward_backward(*model, batch);  // with the gradient all-reduces (CPU)
-      optimizer_step();
-    } else if (device.is_cuda()) {
-      loss = loss_of(batch);
-      dev->backward_and_step(loss, module.parameters(), optimizer_step);  // loss scaling
+      loss = rank->forward_backward(*model, batch, loss_of, backward);  // with the all-reduces
     } else {
-      loss = plan.forward_backward(loss_of);  // profiler_off, grad_accum, preallocate
-      optimizer_step();
+      loss = plan.forward_backward(loss_of, backward);  // profiler_off, grad_accum, preallocate
     }
+    dev->step(module.parameters(), optimizer_step);
     return loss;
   };
 

@@ -61,6 +61,52 @@ TEST(Multiproc, SplitAssignsDisjointCpuGroupsAndTheProcessSetting) {
   EXPECT_THROW(split(trial({{"multi_instance", 3}}), {0, 1}, "/tmp/r"), std::invalid_argument);
 }
 
+TEST(Multiproc, CudaRanksTakeOneGpuEach) {
+  // On CUDA "true" means one rank per GPU, whatever the core count; each rank names its GPU.
+  const TrialSpec t = trial({{"ddp_scaling", true}, {"device", "cuda"}});
+  EXPECT_EQ(layout(t.settings, 16, 4).count, 4);
+  EXPECT_EQ(layout(t.settings, 16, 4).threads, 4);
+  const auto parts = split(t, {0, 1, 2, 3, 4, 5, 6, 7}, "/tmp/r", 2);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].settings[kProcessSetting]["gpu"], 0);
+  EXPECT_EQ(parts[1].settings[kProcessSetting]["gpu"], 1);
+  EXPECT_EQ(parts[1].settings[kProcessSetting]["cpus"], json({4, 5, 6, 7}));
+  // CPU ranks have no GPU; more CUDA ranks than GPUs is refused with the counts.
+  EXPECT_FALSE(
+      split(trial({{"ddp_scaling", 2}}), {0, 1}, "/tmp/r", 2)[0].settings[kProcessSetting].contains(
+          "gpu"));
+  try {
+    split(trial({{"ddp_scaling", 3}, {"device", "cuda"}}), {0, 1, 2, 3}, "/tmp/r", 2);
+    ADD_FAILURE() << "3 CUDA ranks on 2 GPUs were accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "x: 3 ranks need a GPU each, this host has 2");
+  }
+}
+
+TEST(Multiproc, CudaRanksMustReadBackNcclOnTheirGpu) {
+  auto settings =
+      split(trial({{"ddp_scaling", true}, {"device", "cuda"}}), {0, 1}, "/tmp/r", 2)[1].settings;
+  json e = {{"torch_threads", 1},
+            {"env", {{"OMP_NUM_THREADS", "1"}}},
+            {"allocator", "glibc"},
+            {"cpu_affinity", "1"},
+            {"device", "cuda:1"},
+            {"ddp",
+             {{"backend", "nccl"},
+              {"gpu", 1},
+              {"world_size", 2},
+              {"rank", 1},
+              {"micro_batches", 1},
+              {"buckets", 1},
+              {"allreduces_per_step", 1.0}}}};
+  EXPECT_TRUE(knobs::check_evidence(settings, Mode::train, e).empty());
+  e["ddp"]["gpu"] = 0;  // two ranks on one GPU
+  EXPECT_EQ(knobs::check_evidence(settings, Mode::train, e).size(), 1u);
+  e["ddp"]["gpu"] = 1;
+  e["ddp"]["backend"] = "gloo";  // gradients through the host
+  EXPECT_EQ(knobs::check_evidence(settings, Mode::train, e).size(), 1u);
+}
+
 TrialResult ok(std::vector<double> samples, double check, json evidence = json::object()) {
   TrialResult r;
   r.status = "ok";

@@ -201,10 +201,37 @@ TEST(Suite, NotApplicableExperimentsAreKeptWithTheirReasonAndNotRun) {
   EXPECT_EQ(s.experiments[0].not_applicable, "channels_last: applies to resnet50 only, not gpt");
   EXPECT_EQ(s.experiments[1].not_applicable, "no_grad: applies to infer only, not train");
   EXPECT_EQ(s.experiments[2].not_applicable,
-            "jit_fusion: not implemented yet on CUDA: built and checked on the CPU only");
+            "device cuda: needs a CUDA device: no CUDA device on this host");
   EXPECT_EQ(s.experiments[3].not_applicable, "");
   const auto trials = expand(s, "", two_cores());
   for (const auto& t : trials) EXPECT_EQ(t.experiment, "no_grad.gpt-tiny-infer");
+}
+
+TEST(Suite, ApplicabilityFollowsTheExperimentsDevice) {
+  // A host with one GPU whose CPU fuser is missing: jit_fusion runs on CUDA (NNC) and not on the
+  // CPU; the distributed knobs run on the CPU (two cores) and need two GPUs on CUDA.
+  knobs::HostCaps host = two_cores();
+  host.cuda = true;
+  host.cuda_reason = "";
+  host.gpus = 1;
+  host.unsupported_on_cpu["jit_fusion"] = "no CPU fuser";
+  host.unsupported_on_cuda["fused_adamw"] = "no CUDA kernel";
+  const Suite s = parse(one(R"({"knob": "jit_fusion", "model": "gpt", "preset": "tiny"},
+      {"knob": "jit_fusion", "model": "gpt", "preset": "tiny", "device": "cuda", "name": "j"},
+      {"knob": "ddp_scaling", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 8},
+      {"knob": "ddp_scaling", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 8,
+       "device": "cuda", "name": "d"},
+      {"knob": "fused_adamw", "model": "gpt", "preset": "tiny", "mode": "train"},
+      {"knob": "fused_adamw", "model": "gpt", "preset": "tiny", "mode": "train", "device": "cuda",
+       "name": "f"})"),
+                        "s.json", host);
+  EXPECT_EQ(s.experiments[0].not_applicable, "jit_fusion: no CPU fuser");
+  EXPECT_EQ(s.experiments[1].not_applicable, "");
+  EXPECT_EQ(s.experiments[2].not_applicable, "");
+  EXPECT_EQ(s.experiments[3].not_applicable,
+            "ddp_scaling: needs 2 or more GPUs (one rank each, NCCL): this host has 1");
+  EXPECT_EQ(s.experiments[4].not_applicable, "");
+  EXPECT_EQ(s.experiments[5].not_applicable, "fused_adamw: no CUDA kernel");
 }
 
 TEST(Suite, FilterSelectsExperimentsAndRejectsBadPatterns) {
@@ -220,6 +247,7 @@ knobs::HostCaps with_gpu() {
   knobs::HostCaps host = two_cores();
   host.cuda = true;
   host.cuda_reason = "";
+  host.gpus = 1;
   return host;
 }
 
@@ -281,16 +309,23 @@ TEST(Suite, TheCudaSuitesAreValidAndNotApplicableWithoutAGpu) {
       EXPECT_NE(x.not_applicable, "") << x.name;
     }
     EXPECT_TRUE(expand(without, "", two_cores()).empty());
-    // With a GPU, everything built runs: only the knobs not implemented yet stay out.
+    // With one GPU everything runs but the distributed knobs, which need a second; with two,
+    // everything.
     const Suite with = load(path, with_gpu());
     for (const auto& x : with.experiments) {
-      if (!x.not_applicable.empty()) {
-        EXPECT_NE(x.not_applicable.find("not implemented yet"), std::string::npos) << x.name;
+      if (x.knob.rfind("ddp_", 0) == 0) {
+        EXPECT_EQ(x.not_applicable,
+                  x.knob + ": needs 2 or more GPUs (one rank each, NCCL): this host has 1");
+      } else {
+        EXPECT_EQ(x.not_applicable, "") << x.name;
       }
     }
+    knobs::HostCaps two_gpus = with_gpu();
+    two_gpus.gpus = 2;
+    for (const auto& x : load(path, two_gpus).experiments) {
+      EXPECT_EQ(x.not_applicable, "") << x.name;
+    }
   }
-  const Suite smoke = load(TUNEBENCH_SOURCE_DIR "/suites/cuda-smoke.json", with_gpu());
-  for (const auto& x : smoke.experiments) EXPECT_EQ(x.not_applicable, "") << x.name;
 }
 
 }  // namespace
