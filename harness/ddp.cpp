@@ -46,6 +46,15 @@ models::Batch rows(const models::Batch& batch, int64_t begin, int64_t end) {
 
 constexpr int64_t kBucketBytes = 25 << 20;  // DDP's default bucket_cap_mb
 
+// Stops a process group's background threads (NCCL's watchdog) before the process exits, where
+// the version has shutdown() (2.3 on); older ones stop in their destructor.
+template <class Group>
+auto shut_down(Group& group, int) -> decltype(group.shutdown(), void()) {
+  group.shutdown();
+}
+template <class Group>
+void shut_down(Group&, long) {}
+
 }  // namespace
 
 std::string unavailable_reason(c10::DeviceType device) {
@@ -135,7 +144,11 @@ struct Rank::Impl {
 };
 
 Rank::Rank(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Rank::~Rank() = default;
+Rank::~Rank() {
+#if TUNEBENCH_NCCL
+  if (impl_ && impl_->nccl) shut_down(*impl_->nccl, 0);
+#endif
+}
 
 std::unique_ptr<Rank> Rank::join(const TrialSpec& spec, models::Batch& batch) {
   if (!spec.settings.contains(multiproc::kProcessSetting)) return nullptr;

@@ -8,6 +8,7 @@
 
 #include "harness/device_settings.h"
 #include "harness/exec_knobs.h"
+#include "harness/multiproc.h"
 
 namespace tunebench::suite {
 
@@ -275,6 +276,28 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
   if (auto why = device_settings::device_unavailable(x.device, host);
       x.not_applicable.empty() && !why.empty()) {
     x.not_applicable = "device cuda: " + why;
+  }
+  // Distributed arms: the batch must split evenly into this host's ranks and their micro-batches
+  // (the rank count follows the cores or GPUs, so a suite can fit one host and not another).
+  for (const Arm& arm : x.arms) {
+    if (!x.not_applicable.empty()) break;
+    json settings = x.settings;
+    settings.update(arm.settings);
+    settings[device_settings::kDevice] = x.device;
+    const auto layout = multiproc::layout(settings, size_t(host.cores), size_t(host.gpus));
+    if (layout.role != "rank") continue;
+    const int micro = settings.contains("ddp_no_sync") ? multiproc::kNoSyncMicroBatches : 1;
+    const int64_t pieces = int64_t(layout.count) * micro;
+    if (x.batch % pieces != 0) {
+      x.not_applicable = fmt::format(
+          "{}: batch {} does not split into {} rank(s) × {} micro-batch(es) on this host ({} {}): "
+          "use a multiple of {}",
+          x.knob == "factorial" ? x.factors.front()
+          : x.knob == "aa"      ? used.front()->id
+                                : x.knob,
+          x.batch, layout.count, micro, x.device == "cuda" ? host.gpus : host.cores,
+          x.device == "cuda" ? "GPUs" : "cores", pieces);
+    }
   }
   return x;
 }

@@ -8,6 +8,7 @@
 
 #include "harness/compat.h"
 #include "harness/exec_knobs.h"
+#include "harness/exec_steps.h"
 #include "harness/knobs.h"
 #include "harness/suite.h"
 #include "harness/worker.h"
@@ -135,6 +136,34 @@ TEST(ExecKnobs, GradAccumRunsKMicroBatchesWhoseGradientIsTheFullBatchs) {
   json bad = a.on.evidence;
   bad["accumulated_gradient_rel_diff"] = 3.0;
   EXPECT_FALSE(knobs::check_evidence({{"grad_accum", 4}}, Mode::train, bad).empty());
+}
+
+TEST(ExecKnobs, EveryMicroBatchBackwardGoesThroughTheDevicesHook) {
+  // On CUDA with fp16 each backward is scaled by the loss scaler (device_trial.h): the step plan
+  // must hand every micro-batch's loss to that hook, not call backward itself. A hook that scales
+  // by 4 is counted and must give 4× the plain gradient.
+  auto gradient = [](int scale, int64_t* calls) {
+    const TrialSpec spec = trial("gpt", Mode::train, {{"grad_accum", 4}});
+    auto model = models::build_model(spec.model, spec.seed);
+    auto batch = model->make_batch(spec.batch, spec.seed);
+    exec_steps::StepPlan plan(spec, *model, batch);
+    const auto loss = [&](const models::Batch& b) { return model->loss(b); };
+    if (calls) {
+      plan.forward_backward(loss, [&](const torch::Tensor& l) {
+        ++*calls;
+        (l * scale).backward();
+      });
+    } else {
+      plan.forward_backward(loss);
+    }
+    std::vector<torch::Tensor> flat;
+    for (const auto& p : model->module().parameters()) flat.push_back(p.grad().flatten());
+    return torch::cat(flat);
+  };
+  int64_t calls = 0;
+  const auto scaled = gradient(4, &calls), plain = gradient(1, nullptr);
+  EXPECT_EQ(calls, 4);
+  EXPECT_TRUE(torch::allclose(scaled, plain * 4, 1e-5, 1e-7));
 }
 
 TEST(ExecKnobs, GradAccumWithBatchNormSeesOtherStatisticsAndSaysSo) {

@@ -207,6 +207,24 @@ TEST(Suite, NotApplicableExperimentsAreKeptWithTheirReasonAndNotRun) {
   for (const auto& t : trials) EXPECT_EQ(t.experiment, "no_grad.gpt-tiny-infer");
 }
 
+TEST(Suite, DistributedBatchesMustSplitIntoThisHostsRanks) {
+  // Two cores: ddp_no_sync runs 2 ranks × 4 micro-batches, so batch 4 cannot run and 8 can;
+  // ddp_scaling's ON arm has 2 ranks of one micro-batch each.
+  const Suite s = parse(
+      one(R"({"knob": "ddp_no_sync", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 4},
+             {"knob": "ddp_no_sync", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 8,
+              "name": "eight"},
+             {"knob": "ddp_scaling", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 3})"),
+      "s.json", two_cores());
+  EXPECT_EQ(s.experiments[0].not_applicable,
+            "ddp_no_sync: batch 4 does not split into 2 rank(s) × 4 micro-batch(es) on this host "
+            "(2 cores): use a multiple of 8");
+  EXPECT_EQ(s.experiments[1].not_applicable, "");
+  EXPECT_EQ(s.experiments[2].not_applicable,
+            "ddp_scaling: batch 3 does not split into 2 rank(s) × 1 micro-batch(es) on this host "
+            "(2 cores): use a multiple of 2");
+}
+
 TEST(Suite, ApplicabilityFollowsTheExperimentsDevice) {
   // A host with one GPU whose CPU fuser is missing: jit_fusion runs on CUDA (NNC) and not on the
   // CPU; the distributed knobs run on the CPU (two cores) and need two GPUs on CUDA.
