@@ -290,7 +290,9 @@ class CudaTrial : public device_trial::DeviceTrial {
   }
 
   // Captures the step into a CUDA graph on a side stream after three eager runs there (cuBLAS
-  // and cuDNN handles and workspaces are made before capture).
+  // and cuDNN handles and workspaces, and in training the gradients and momentum buffers, are
+  // made before capture). A training step's backward runs on the stream its forward ran on, so
+  // autograd's kernels are captured too, as in PyTorch's whole-network capture.
   void capture(const device_trial::Step& step) {
     auto side = c10::cuda::getStreamFromPool(false, device_.index());
     device::synchronize(device_);

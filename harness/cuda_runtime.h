@@ -8,8 +8,10 @@
 //                    or pinned and non-blocking (ON)
 //   on_device_alloc  each step's input is made on the host and copied (OFF) or made on the device
 //   avoid_sync       OFF reads the loss to the host every step (as logging does); ON never does
-//   cuda_graphs      the inference step captured once into a CUDA graph (during warm-up) and
-//                    replayed; training capture is not built
+//   cuda_graphs      the step captured once into a CUDA graph (during warm-up, after three eager
+//                    runs on the capture stream) and replayed: inference, or the whole training
+//                    step (zeroing, forward, backward, SGD step; suite.cpp refuses what a graph
+//                    cannot replay: device_settings::capture_conflict)
 //   streams_overlap  pinned non-blocking copies on the compute stream (OFF) or on a copy stream,
 //                    one step ahead, double-buffered (ON)
 //   amp              autocast fp16 (true or "fp16") with loss scaling in training, or bf16

@@ -48,6 +48,32 @@ std::string device_unavailable(const std::string& device, const knobs::HostCaps&
   return "";
 }
 
+std::string capture_conflict(const json& settings, Mode mode) {
+  if (settings.value("cuda_graphs", false) != true) return "";
+  for (const char* id : {"dataloader_workers", "on_device_alloc", "preallocate", kVaryingShapes,
+                         "ddp_scaling", "ddp_no_sync"}) {
+    if (settings.contains(id)) {
+      return fmt::format(
+          "cuda_graphs replays one captured step with fixed inputs and shapes: it cannot be "
+          "combined with {}",
+          id);
+    }
+  }
+  if (settings.value("profiler_off", true) == false) {
+    return "cuda_graphs cannot capture a step under the autograd profiler (profiler_off=false)";
+  }
+  if (mode == Mode::train && settings.contains("fused_adamw")) {
+    return "cuda_graphs cannot capture torch::optim::AdamW's step (fused_adamw's OFF arm): it "
+           "keeps its step count on the host, which a graph would freeze";
+  }
+  const json amp = settings.value("amp", json(false));
+  if (mode == Mode::train && (amp == true || amp == "fp16")) {
+    return "cuda_graphs cannot capture a training step with fp16 loss scaling (the scaler reads "
+           "its overflow flag to the host every step): use amp \"bf16\" or an inference step";
+  }
+  return "";
+}
+
 namespace {
 
 json fact(const json& evidence, const char* key) {

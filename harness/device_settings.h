@@ -35,6 +35,13 @@ std::string device_mismatch(const knobs::Knob& knob, const std::string& device);
 // Empty when the device exists here; otherwise why not ("needs a CUDA device: …").
 std::string device_unavailable(const std::string& device, const knobs::HostCaps& host);
 
+// Empty unless `settings` (one arm's, merged) turn cuda_graphs on together with something a
+// captured graph cannot replay: inputs replaced or reshaped every step (dataloader_workers,
+// on_device_alloc, preallocate, varying_shapes), ranks (ddp_*), the autograd profiler
+// (profiler_off's OFF arm), or in training fp16 loss scaling, whose skipped-step decision reads a
+// flag to the host every step. Otherwise what to change.
+std::string capture_conflict(const nlohmann::json& settings, Mode mode);
+
 // What contradicts a CUDA knob's setting in the worker's evidence. nullopt when `id` is not one of
 // the CUDA knobs (or the device/varying-shape settings) handled here.
 std::optional<std::vector<std::string>> check_evidence(const std::string& id,

@@ -227,7 +227,6 @@ std::vector<Knob> make_catalog() {
   k_avoid_sync.implemented = true;
   Knob& k_cuda_graphs = add(entry("cuda_graphs", host, "eager launches → captured graph replay",
                                   "cuda", "\"reduce-overhead\" (001)"));
-  k_cuda_graphs.modes = {Mode::infer};  // training capture is not built: see cuda_runtime.h
   k_cuda_graphs.implemented = true;
   add(entry("streams_overlap", host, "copies and compute on one stream → copy stream overlapped",
             "cuda", "reduces idle time (004)"))

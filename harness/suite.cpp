@@ -266,6 +266,13 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
     }
   }
   if (x.device == "cuda") x.settings[device_settings::kDevice] = "cuda";
+  for (const Arm& arm : x.arms) {
+    json settings = x.settings;
+    settings.update(arm.settings);
+    if (auto why = device_settings::capture_conflict(settings, x.mode); !why.empty()) {
+      ctx.fail(where + "/arms/" + arm.name, why);
+    }
+  }
   for (const knobs::Knob* k : used) {
     const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host, x.device);
     if (!why.empty()) {

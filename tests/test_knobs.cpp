@@ -194,7 +194,7 @@ TEST(CudaKnobs, AmpTakesADtypeAndCudaKnobsNeedAGpu) {
   EXPECT_EQ(not_applicable_reason(*find("pinned_memory"), "resnet50", Mode::infer, no_gpu),
             "needs a CUDA device: no CUDA device on this host");
   EXPECT_EQ(not_applicable_reason(*find("cuda_graphs"), "gpt", Mode::train, no_gpu),
-            "applies to infer only, not train");
+            "needs a CUDA device: no CUDA device on this host");
   HostCaps gpu = no_gpu;
   gpu.cuda = true;
   EXPECT_EQ(not_applicable_reason(*find("pinned_memory"), "resnet50", Mode::infer, gpu), "");

@@ -16,6 +16,14 @@ knobs::HostCaps two_cores() {
   return host;
 }
 
+knobs::HostCaps with_gpu() {
+  knobs::HostCaps host = two_cores();
+  host.cuda = true;
+  host.cuda_reason = "";
+  host.gpus = 1;
+  return host;
+}
+
 std::string error_of(const std::string& text) {
   try {
     parse(text, "s.json", two_cores());
@@ -207,6 +215,33 @@ TEST(Suite, NotApplicableExperimentsAreKeptWithTheirReasonAndNotRun) {
   for (const auto& t : trials) EXPECT_EQ(t.experiment, "no_grad.gpt-tiny-infer");
 }
 
+TEST(Suite, CudaGraphsAreRefusedWithWhatAGraphCannotReplay) {
+  // Training capture is fine with SGD and bf16; fp16 loss scaling, per-step inputs and AdamW's
+  // host-side step count are refused, naming the arm and the reason.
+  EXPECT_NO_THROW(parse(one(R"({"knob": "cuda_graphs", "model": "gpt", "preset": "tiny",
+                                "mode": "train", "settings": {"amp": "bf16"}})"),
+                        "s.json", with_gpu()));
+  const std::string fp16 = error_of(one(
+      R"({"knob": "cuda_graphs", "model": "gpt", "preset": "tiny", "mode": "train", "settings": {"amp": true}})"));
+  EXPECT_NE(fp16.find("/experiments/0/arms/on: cuda_graphs cannot capture a training step with "
+                      "fp16 loss scaling"),
+            std::string::npos)
+      << fp16;
+  EXPECT_EQ(error_of(one(R"({"factorial": ["cuda_graphs", "on_device_alloc"], "model": "gpt",
+                             "preset": "tiny"})")),
+            "s.json: /experiments/0/arms/cuda_graphs=on,on_device_alloc=off: cuda_graphs replays "
+            "one captured step with fixed inputs and shapes: it cannot be combined with "
+            "on_device_alloc");
+  EXPECT_NE(error_of(one(R"({"knob": "fused_adamw", "model": "gpt", "preset": "tiny",
+                             "mode": "train", "device": "cuda", "settings": {"cuda_graphs": true}})"))
+                .find("keeps its step count on the host"),
+            std::string::npos);
+  // Inference under fp16 autocast has no scaler: capturable.
+  EXPECT_NO_THROW(parse(one(R"({"knob": "cuda_graphs", "model": "gpt", "preset": "tiny",
+                                "settings": {"amp": true}})"),
+                        "s.json", with_gpu()));
+}
+
 TEST(Suite, DistributedBatchesMustSplitIntoThisHostsRanks) {
   // Two cores: ddp_no_sync runs 2 ranks × 4 micro-batches, so batch 4 cannot run and 8 can;
   // ddp_scaling's ON arm has 2 ranks of one micro-batch each.
@@ -259,14 +294,6 @@ TEST(Suite, FilterSelectsExperimentsAndRejectsBadPatterns) {
   EXPECT_EQ(expand(s, "gpt", two_cores()).size(), 4u);
   EXPECT_THROW(expand(s, "(", two_cores()), SuiteError);
   EXPECT_THROW(expand(s, "dlrm", two_cores()), SuiteError);
-}
-
-knobs::HostCaps with_gpu() {
-  knobs::HostCaps host = two_cores();
-  host.cuda = true;
-  host.cuda_reason = "";
-  host.gpus = 1;
-  return host;
 }
 
 TEST(Suite, TheDeviceIsValidatedAndCudaOnlyKnobsImplyIt) {
