@@ -22,15 +22,17 @@ function(expect text pattern what)
   endif()
 endfunction()
 
-tb(0 out run --suite tests/suites/mini.json --db ${db} --label nightly -q)
+tb(0 out run --suite tests/suites/check.json --db ${db} --label nightly -q)
 tb(2 out check --db ${db})
 expect("${out}" "no baseline for run" "check without a baseline")
 foreach(i RANGE 2 4)
-  tb(0 out run --suite tests/suites/mini.json --db ${db} --label nightly -q)
+  tb(0 out run --suite tests/suites/check.json --db ${db} --label nightly -q)
 endforeach()
 # Before calibration: only each run's own noise is known, and the output says so. A generous
-# threshold: this test must not be the noisy alert it guards against.
-tb(0 out check --db ${db} --baseline last:3 --threshold 50)
+# threshold (99 %, the most it takes, against the 10x injected below): this test must not be the
+# noisy alert it guards against. Uncalibrated, a run's own interval says nothing of night-to-night
+# drift, and on the CI VM a 1-ms workload drifted 1.6x between two A/A runs.
+tb(0 out check --db ${db} --baseline last:3 --threshold 99)
 expect("${out}" "no regression" "clean run")
 expect("${out}" "not calibrated" "uncalibrated check")
 
@@ -48,13 +50,13 @@ expect("${out}" "noise floors from 4 A/A runs" "show after calibrate")
 # machine still let a busy moment through now and then (it failed once here, run right after a
 # build), so the threshold is generous as above; the floors' false-alarm and detection rates are
 # Detect.* and CheckTest.*'s to test.
-tb(0 out run --suite tests/suites/mini.json --db ${db} --label nightly -q)
-tb(0 out check --db ${db} --baseline last:4 --threshold 50)
+tb(0 out run --suite tests/suites/check.json --db ${db} --label nightly -q)
+tb(0 out check --db ${db} --baseline last:4 --threshold 99)
 expect("${out}" "noise floors: calibrated" "calibrated check")
 expect("${out}" "no regression" "calibrated A/A run")
 
 # Every measured step 10x slower: a regression in every format, stored for show and the report.
-tb(0 out run --suite tests/suites/mini_slow.json --db ${db} --label nightly -q)
+tb(0 out run --suite tests/suites/check_slow.json --db ${db} --label nightly -q)
 tb(1 out check --db ${db} --baseline last:4)
 expect("${out}" "REGRESSION" "a 10x slower run")
 tb(0 out show --db ${db})
