@@ -399,7 +399,7 @@ std::string not_applicable_reason(const Knob& knob, const std::string& model, Mo
   if (auto it = on_device.find(knob.id); it != on_device.end()) return it->second;
   if (knob.id == "omp_threads" && host.cores < 2) return "this host has 1 core: nothing to sweep";
   const bool distributed = knob.id == "ddp_scaling" || knob.id == "ddp_no_sync";
-  if (distributed && device == "cuda" && host.gpus < 2) {
+  if (distributed && device == "cuda" && host.cuda && host.gpus < 2) {  // no GPU: the device says
     return fmt::format("needs 2 or more GPUs (one rank each, NCCL): this host has {}", host.gpus);
   }
   if ((knob.id == "multi_instance" || distributed) && device == "cpu" && host.cores < 2) {
