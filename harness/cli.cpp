@@ -119,17 +119,39 @@ int show_command(const std::string& db_path, const std::string& which, bool as_j
 
 int list_command(const std::string& suites_dir) {
   const knobs::HostCaps host = host::capabilities();
-  fmt::print("Built against {}. Host: {} cores, {} NUMA node(s).\n\n", device::build_summary(),
-             host.cores, host.numa_nodes);
-  fmt::print("{:<20} {:<5} {:<16} {}\n", "knob", "where", "here", "change / why not");
+  fmt::print("Built against {}. Host: {} cores, {} NUMA node(s), {} GPU(s).\n",
+             device::build_summary(), host.cores, host.numa_nodes, host.gpus);
+  if (!host.cuda) fmt::print("No CUDA experiment can run here: {}.\n", host.cuda_reason);
+  fmt::print("\n{:<20} {:<5} {:<4} {:<4} {}\n", "knob", "where", "cpu", "cuda", "change / why not");
   for (const auto& k : knobs::catalog()) {
-    // Applicability on this host and build, for the first model and mode the knob is meant for.
+    // Applicability on each device the knob is meant for, for its first model and mode; the
+    // missing GPU is said once above, not on every CUDA row.
     const std::string model = k.models.empty() ? "resnet50" : k.models.front();
     const Mode mode = k.modes.empty() ? Mode::infer : k.modes.front();
-    const std::string why =
-        knobs::not_applicable_reason(k, model, mode, host, k.where == "cuda" ? "cuda" : "cpu");
-    fmt::print("{:<20} {:<5} {:<16} {}\n", k.id, k.where,
-               why.empty() ? "applicable" : "not applicable", why.empty() ? k.change : why);
+    std::vector<std::pair<std::string, std::string>> reasons;  // device, why
+    auto cell = [&](const std::string& device) -> std::string {
+      if (k.where != "both" && k.where != device) return "-";
+      if (device == "cuda" && !device::built_with_cuda()) return "no";  // said above
+      knobs::HostCaps as_if = host;
+      if (device == "cuda" && !host.cuda) {  // what else would stop it on a GPU host
+        as_if.cuda = true;
+        as_if.gpus = 2;
+      }
+      const std::string why = knobs::not_applicable_reason(k, model, mode, as_if, device);
+      if (!why.empty()) reasons.emplace_back(device, why);
+      return why.empty() && (device == "cpu" || host.cuda) ? "yes" : "no";
+    };
+    const std::string cpu = cell("cpu"), cuda = cell("cuda");
+    std::string why;
+    if (reasons.size() == 1 && k.where != "both") {
+      why = reasons[0].second;
+    } else if (reasons.size() == 2 && reasons[0].second == reasons[1].second) {
+      why = reasons[0].second;
+    } else {
+      for (const auto& [device, r] : reasons) why += (why.empty() ? "" : "; ") + device + ": " + r;
+    }
+    fmt::print("{:<20} {:<5} {:<4} {:<4} {}\n", k.id, k.where, cpu, cuda,
+               why.empty() ? k.change : why);
   }
   fmt::print("\nSuites in {}/:\n", suites_dir);
   std::error_code ec;

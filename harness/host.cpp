@@ -189,6 +189,7 @@ knobs::HostCaps capabilities() {
   for (const auto& [device, unsupported] :
        {std::pair{c10::DeviceType::CPU, &caps.unsupported_on_cpu},
         std::pair{c10::DeviceType::CUDA, &caps.unsupported_on_cuda}}) {
+    if (device == c10::DeviceType::CUDA && !caps.cuda) continue;  // the missing device says it
     if (auto why = compat::fused_adamw_unavailable_reason(device); !why.empty()) {
       (*unsupported)["fused_adamw"] = why;
     }
