@@ -12,6 +12,21 @@ if(NOT no_gpu)
   return()
 endif()
 
+# list: the missing GPU is said once; CUDA-only knobs have no CPU column, and no CUDA row repeats it.
+execute_process(COMMAND ${TUNEBENCH} list --suites ${SOURCE}/suites OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+foreach(pattern "No CUDA experiment can run here: [^\n]+[.]\n" "\ntf32 +cuda +- +no +fp32 matmul"
+        "\nno_grad +both +yes +no +grad-enabled")
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "${pattern}")
+    message(FATAL_ERROR "list: exit ${rc} or /${pattern}/ missing\n${out}")
+  endif()
+endforeach()
+string(FIND "${out}" "\nSuites in" table_end)
+string(SUBSTRING "${out}" 0 ${table_end} table)
+string(FIND "${table}" "needs a CUDA device" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "list repeats the missing GPU on a knob's row\n${out}")
+endif()
+
 foreach(suite cuda-smoke cuda-nightly)
   execute_process(COMMAND ${TUNEBENCH} run --suite suites/${suite}.json --db ${db} --label ${suite}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err WORKING_DIRECTORY ${SOURCE})
