@@ -39,7 +39,7 @@ knobs::HostCaps host() {
   knobs::HostCaps h;
   h.cores = 2;
   h.cuda_reason = "no CUDA device (fuzzing)";
-  h.unsupported["fused_adamw"] = "not in this LibTorch (fuzzing)";
+  h.unsupported_on_cpu["fused_adamw"] = "not in this LibTorch (fuzzing)";
   return h;
 }
 

@@ -394,7 +394,6 @@ std::string not_applicable_reason(const Knob& knob, const std::string& model, Mo
                        to_string(mode));
   }
   if (knob.where == "cuda" && !host.cuda) return "needs a CUDA device: " + host.cuda_reason;
-  if (auto it = host.unsupported.find(knob.id); it != host.unsupported.end()) return it->second;
   const auto& on_device = device == "cuda" ? host.unsupported_on_cuda : host.unsupported_on_cpu;
   if (auto it = on_device.find(knob.id); it != on_device.end()) return it->second;
   if (knob.id == "omp_threads" && host.cores < 2) return "this host has 1 core: nothing to sweep";

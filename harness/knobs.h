@@ -55,9 +55,8 @@ struct HostCaps {
   bool cuda = false;
   std::string cuda_reason;  // why not, when !cuda
   int gpus = 0;             // CUDA devices this process sees
-  // Knobs this build's LibTorch lacks, with the reason (e.g. fused_adamw on 1.13): on every
-  // device, on the CPU only (TorchScript's CPU fuser, c10d Gloo), on CUDA only (c10d NCCL).
-  std::map<std::string, std::string> unsupported;
+  // Knobs this build's LibTorch lacks on each device, with the reason: on the CPU (e.g.
+  // fused_adamw on 1.13, TorchScript's CPU fuser, c10d Gloo), on CUDA (c10d NCCL).
   std::map<std::string, std::string> unsupported_on_cpu;
   std::map<std::string, std::string> unsupported_on_cuda;
 };

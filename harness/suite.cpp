@@ -299,11 +299,9 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
       x.not_applicable = fmt::format(
           "{}: batch {} does not split into {} rank(s) × {} micro-batch(es) on this host ({} {}): "
           "use a multiple of {}",
-          x.knob == "factorial" ? x.factors.front()
-          : x.knob == "aa"      ? used.front()->id
-                                : x.knob,
-          x.batch, layout.count, micro, x.device == "cuda" ? host.gpus : host.cores,
-          x.device == "cuda" ? "GPUs" : "cores", pieces);
+          settings.contains("ddp_no_sync") ? "ddp_no_sync" : "ddp_scaling", x.batch, layout.count,
+          micro, x.device == "cuda" ? host.gpus : host.cores, x.device == "cuda" ? "GPUs" : "cores",
+          pieces);
     }
   }
   return x;

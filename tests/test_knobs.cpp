@@ -119,7 +119,7 @@ TEST(Knobs, ApplicabilityHasReasons) {
   EXPECT_EQ(not_applicable_reason(*find("ddp_scaling"), "gpt", Mode::train, one_core),
             "this host has 1 core: there is no second core group for another process");
   // A LibTorch without c10d's Gloo process group: its reason comes first.
-  one_core.unsupported["ddp_no_sync"] = "LibTorch 9.9 ships no c10d ProcessGroupGloo header";
+  one_core.unsupported_on_cpu["ddp_no_sync"] = "LibTorch 9.9 ships no c10d ProcessGroupGloo header";
   EXPECT_EQ(not_applicable_reason(*find("ddp_no_sync"), "gpt", Mode::train, one_core),
             "LibTorch 9.9 ships no c10d ProcessGroupGloo header");
   EXPECT_EQ(not_applicable_reason(*find("no_grad"), "dlrm", Mode::infer, one_core), "");
