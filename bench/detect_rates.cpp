@@ -18,9 +18,9 @@
 #include <map>
 #include <optional>
 
-#include "harness/check.h"
-#include "harness/detect.h"
-#include "harness/storage.h"
+#include "analysis/check.h"
+#include "analysis/detect.h"
+#include "store/storage.h"
 
 using namespace tunebench;
 

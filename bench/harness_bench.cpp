@@ -14,8 +14,8 @@
 #include <chrono>
 #include <filesystem>
 
-#include "harness/records.h"
-#include "harness/storage.h"
+#include "core/records.h"
+#include "store/storage.h"
 
 namespace tunebench {
 namespace {

@@ -25,10 +25,10 @@
 #include <string>
 #include <typeinfo>
 
-#include "harness/knobs.h"
-#include "harness/records.h"
-#include "harness/suite.h"
+#include "core/records.h"
+#include "knobs/knobs.h"
 #include "models/registry.h"
+#include "plan/suite.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "harness/compat.h"
+#include "platform/compat.h"
 
 namespace tunebench::models {
 

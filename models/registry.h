@@ -10,17 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "core/model_spec.h"
+
 namespace tunebench::models {
 
 class BenchModel;
-
-// A model to build: name, preset, and options that override the preset's configuration
-// (e.g. {"seq_len": 128, "builtin_ops": false}). Options are checked by name and type.
-struct ModelSpec {
-  std::string model;
-  std::string preset;
-  nlohmann::json options = nlohmann::json::object();
-};
 
 // What `tunebench models` shows for one preset.
 struct PresetSummary {

@@ -3,7 +3,7 @@
 
     generate_history.py --out PATH [--runs 365] [--trials 100] [--samples 20] [--hosts 1] [--seed 1]
 
-Writes a new SQLite file with tunebench's schema version 2 (the SQL below is harness/storage.cpp's
+Writes a new SQLite file with tunebench's schema version 2 (the SQL below is store/storage.cpp's
 kSchemaV1 and kSchemaV2, verbatim; test_render.py checks it against a database tunebench made) and `--runs`
 nights of a nightly suite per host: `--trials` trials per run, `--samples` samples per trial.
 
@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-# harness/storage.cpp kSchemaV1, verbatim (sqlite_master keeps each statement's text, comments
+# store/storage.cpp kSchemaV1, verbatim (sqlite_master keeps each statement's text, comments
 # included, so a copy that differs by a space is a different schema to the schema test).
 SCHEMA_V1 = """
 CREATE TABLE hosts (
@@ -167,7 +167,7 @@ LEFT JOIN (
   FROM trials GROUP BY run_uuid
 ) c ON c.run_uuid = r.uuid;
 """
-# harness/storage.cpp kSchemaV2, verbatim: what calibrate and check store (noise floors, findings).
+# store/storage.cpp kSchemaV2, verbatim: what calibrate and check store (noise floors, findings).
 SCHEMA_V2 = """
 CREATE TABLE noise_floors (
   host_id        TEXT NOT NULL REFERENCES hosts (id),

@@ -17,7 +17,7 @@ regression check: findings of `tunebench check` and the noise floors of `tuneben
 
 Layout of this file: compute first (database reading, statistics, analyses: plain data, no
 plotting), then present (matplotlib figures, HTML, Markdown), then the command line.
-The effect statistics reproduce harness/stats.cpp exactly (same generator, same resampling
+The effect statistics reproduce analysis/stats.cpp exactly (same generator, same resampling
 order, same quantiles), so an interval here equals the one `tunebench show` prints.
 """
 
@@ -61,7 +61,7 @@ class ReportError(Exception):
 
 
 # ============================================================================================
-# Compute: statistics (a port of harness/stats.cpp)
+# Compute: statistics (a port of analysis/stats.cpp)
 # ============================================================================================
 
 MASK64 = (1 << 64) - 1
@@ -125,7 +125,7 @@ class Mt19937_64:
         return chunk
 
     def index(self, bound: int) -> int:
-        """harness/stats.cpp uniform_index: an index in [0, bound), unbiased by rejection."""
+        """analysis/stats.cpp uniform_index: an index in [0, bound), unbiased by rejection."""
         threshold = (1 << 64) % bound
         draw = int(self.take(1)[0])
         while draw < threshold:
@@ -144,7 +144,7 @@ class Mt19937_64:
 
 
 def median(values) -> float:
-    """The median as harness/stats.cpp computes it (mean of the middle two for an even count)."""
+    """The median as analysis/stats.cpp computes it (mean of the middle two for an even count)."""
     ordered = np.sort(np.asarray(values, dtype=float))
     mid = len(ordered) // 2
     if len(ordered) % 2:
@@ -165,7 +165,7 @@ def _row_medians(matrix: np.ndarray) -> np.ndarray:
 
 
 def quantile_of_sorted(ordered, p: float) -> float:
-    """Type 7 quantile of a sorted sequence (harness/stats.cpp quantile_of_sorted)."""
+    """Type 7 quantile of a sorted sequence (analysis/stats.cpp quantile_of_sorted)."""
     position = p * (len(ordered) - 1)
     below = math.floor(position)
     if below + 1 >= len(ordered):
@@ -206,7 +206,7 @@ def hierarchical_effect(
     resamples: int = 2000,
     seed: int = 42,
 ) -> Effect:
-    """harness/stats.cpp effect(): ratio of pooled medians, hierarchical bootstrap interval.
+    """analysis/stats.cpp effect(): ratio of pooled medians, hierarchical bootstrap interval.
 
     `off` and `on` are each arm's samples grouped by process, in trial order. Each resample
     draws, for the off arm then the on arm, processes with replacement, then within each drawn
@@ -312,7 +312,7 @@ def _bootstrap_general(off_arm, on_arm, rng: Mt19937_64, resamples: int):
 
 
 def format_effect(ratio: float, lo: float, hi: float, verdict: str) -> str:
-    """harness/stats.cpp format_effect: "0.62x [0.58, 0.66] helps", 2 to 4 decimals."""
+    """analysis/stats.cpp format_effect: "0.62x [0.58, 0.66] helps", 2 to 4 decimals."""
     has_interval = math.isfinite(lo) and math.isfinite(hi)
     decimals = 2
     if has_interval and math.isfinite(ratio):

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <random>
 
-#include "harness/check.h"
+#include "analysis/check.h"
 
 namespace tunebench::check {
 namespace {

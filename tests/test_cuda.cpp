@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "harness/compat.h"
-#include "harness/device.h"
-#include "harness/device_trial.h"
-#include "harness/loss_scaler.h"
-#include "harness/worker.h"
+#include "platform/compat.h"
+#include "platform/device.h"
+#include "worker/device_trial.h"
+#include "worker/loss_scaler.h"
+#include "worker/worker.h"
 
 namespace tunebench {
 namespace {

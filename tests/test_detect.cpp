@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <random>
 
-#include "harness/detect.h"
+#include "analysis/detect.h"
 
 namespace tunebench::detect {
 namespace {

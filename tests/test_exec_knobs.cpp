@@ -6,14 +6,14 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
 
-#include "harness/compat.h"
-#include "harness/exec_knobs.h"
-#include "harness/exec_steps.h"
-#include "harness/knobs.h"
-#include "harness/suite.h"
-#include "harness/worker.h"
+#include "knobs/exec_knobs.h"
+#include "knobs/knobs.h"
 #include "models/gpt.h"
 #include "models/registry.h"
+#include "plan/suite.h"
+#include "platform/compat.h"
+#include "worker/exec_steps.h"
+#include "worker/worker.h"
 
 namespace tunebench {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <set>
 
-#include "harness/knobs.h"
-#include "harness/nvml.h"
+#include "knobs/knobs.h"
+#include "platform/nvml.h"
 
 namespace tunebench::knobs {
 namespace {

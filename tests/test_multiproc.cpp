@@ -2,8 +2,8 @@
 // the processes' results combine into one stored trial, and what the evidence checks catch.
 #include <gtest/gtest.h>
 
-#include "harness/knobs.h"
-#include "harness/multiproc.h"
+#include "core/multiproc.h"
+#include "knobs/knobs.h"
 
 namespace tunebench::multiproc {
 namespace {

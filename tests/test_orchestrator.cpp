@@ -11,8 +11,8 @@
 #include <fstream>
 #include <thread>
 
-#include "harness/orchestrator.h"
-#include "harness/storage.h"
+#include "run/orchestrator.h"
+#include "store/storage.h"
 
 namespace tunebench::orchestrator {
 namespace {

@@ -7,12 +7,12 @@
 
 #include <filesystem>
 
-#include "harness/ddp.h"
-#include "harness/host.h"
-#include "harness/knobs.h"
-#include "harness/multiproc.h"
-#include "harness/orchestrator.h"
-#include "harness/storage.h"
+#include "core/multiproc.h"
+#include "knobs/knobs.h"
+#include "run/host.h"
+#include "run/orchestrator.h"
+#include "store/storage.h"
+#include "worker/ddp.h"
 
 namespace tunebench {
 namespace {

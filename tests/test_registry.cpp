@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "harness/compat.h"
-#include "harness/device.h"
 #include "models/registry.h"
+#include "platform/compat.h"
+#include "platform/device.h"
 
 namespace tunebench {
 namespace {

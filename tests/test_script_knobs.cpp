@@ -6,10 +6,10 @@
 
 #include <algorithm>
 
-#include "harness/host.h"
-#include "harness/knobs.h"
-#include "harness/script_knobs.h"
-#include "harness/worker.h"
+#include "knobs/knobs.h"
+#include "knobs/script_knobs.h"
+#include "run/host.h"
+#include "worker/worker.h"
 
 namespace tunebench {
 namespace {

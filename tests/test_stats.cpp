@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "harness/stats.h"
+#include "analysis/stats.h"
 
 namespace tunebench::stats {
 namespace {

@@ -12,7 +12,7 @@
 #include <limits>
 #include <random>
 
-#include "harness/storage.h"
+#include "store/storage.h"
 
 namespace tunebench::storage {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "harness/suite.h"
+#include "plan/suite.h"
 
 namespace tunebench::suite {
 namespace {

@@ -3,13 +3,13 @@
 // is checked against the setting.
 #include <gtest/gtest.h>
 
-#include "harness/compat.h"
-#include "harness/host.h"
-#include "harness/knobs.h"
-#include "harness/orchestrator.h"
-#include "harness/suite.h"
-#include "harness/worker.h"
+#include "knobs/knobs.h"
 #include "models/registry.h"
+#include "plan/suite.h"
+#include "platform/compat.h"
+#include "run/host.h"
+#include "run/orchestrator.h"
+#include "worker/worker.h"
 
 namespace tunebench {
 namespace {

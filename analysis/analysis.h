@@ -1,0 +1,58 @@
+// From stored trials to what `tunebench show` prints: per experiment, each arm's spread and
+// evidence, and the knob's effect on time (and on peak memory for memory knobs) as a ratio with
+// its interval and verdict, beside the catalog's claim. Compute here; print in format_run().
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/stats.h"
+#include "store/storage.h"
+
+namespace tunebench::analysis {
+
+struct ArmReport {
+  std::string arm;
+  int ok = 0, failed = 0, invalid = 0;
+  stats::Summary time{};      // seconds per iteration over all ok samples (valid when ok > 0)
+  double peak_rss_bytes = 0;  // median over ok trials
+  double probe_seconds = 0;   // median CPU probe before its trials
+  double page_faults_per_iteration = 0;
+  nlohmann::json evidence;            // of the first ok trial
+  std::vector<std::string> problems;  // errors of failed/invalid trials
+};
+
+struct NamedEffect {
+  std::string metric;    // "time", "peak memory"
+  std::string compared;  // "on vs off", or a factorial cell vs the all-off cell
+  stats::Effect effect;
+};
+
+struct ExperimentReport {
+  std::string name, knob, model, preset, mode;
+  int64_t batch = 0;
+  std::string claim, false_claim;
+  std::vector<ArmReport> arms;
+  std::vector<NamedEffect> effects;
+  std::string problem;  // why no effect could be computed
+};
+
+struct RunReport {
+  storage::Database::StoredRun run;
+  std::vector<ExperimentReport> experiments;
+  nlohmann::json not_applicable;  // [{experiment, reason}]
+  // The noise floors calibrated for this run's suite, host and software (tunebench calibrate).
+  std::vector<storage::Database::NoiseFloor> floors;
+  std::vector<storage::Database::Finding> findings;  // what tunebench check stored for it
+};
+
+RunReport analyze(const storage::Database& db, const std::string& run_uuid);
+std::string format_run(const RunReport& report);
+// "4.2 %" for 0.042; "-" for NaN.
+std::string format_percent(double fraction);
+// The floors as a table: each benchmark's run-to-run spread and smallest detectable slowdown.
+std::string format_floors(const std::vector<storage::Database::NoiseFloor>& floors);
+nlohmann::json to_json(const RunReport& report);
+
+}  // namespace tunebench::analysis

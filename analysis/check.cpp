@@ -1,0 +1,564 @@
+#include "analysis/check.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "analysis/analysis.h"
+
+namespace tunebench::check {
+
+using nlohmann::json;
+
+namespace {
+
+std::string fingerprint(const json& j) { return sha256_hex(j.dump()); }
+
+bool finished(const storage::Database::StoredRun& run) {
+  return run.status == "completed" || run.status == "completed with failures";
+}
+
+// Finished runs before `run` of the same suite on the same host (and software), oldest first.
+std::vector<std::string> comparable_runs(const storage::Database& db,
+                                         const storage::Database::StoredRun& run,
+                                         bool across_software) {
+  std::vector<std::string> out;
+  for (const auto& uuid : db.run_uuids()) {
+    if (uuid == run.record.uuid) break;  // only runs before this one
+    const auto other = db.run(uuid);
+    if (other.record.suite_name != run.record.suite_name || !finished(other)) continue;
+    if (fingerprint(other.record.host) != fingerprint(run.record.host)) continue;
+    if (!across_software &&
+        fingerprint(other.record.software) != fingerprint(run.record.software)) {
+      continue;
+    }
+    out.push_back(uuid);
+  }
+  return out;
+}
+
+// The baseline window: earlier runs of the same suite on the same host (and software), newest
+// last, that finished.
+std::vector<std::string> baseline_runs(const storage::Database& db,
+                                       const storage::Database::StoredRun& run,
+                                       const Options& options) {
+  const std::string& spec = options.baseline;
+  const auto colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon),
+                    value = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  if (colon == std::string::npos || value.empty() ||
+      (kind != "last" && kind != "run" && kind != "label")) {
+    throw std::invalid_argument("--baseline must be last:N, run:ID or label:X, got '" + spec + "'");
+  }
+  if (kind == "run") return {storage::resolve_run(db, value)};
+  size_t wanted = 0;
+  if (kind == "last") {
+    try {
+      wanted = std::stoul(value);
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--baseline last:N needs a number, got '" + value + "'");
+    }
+    if (wanted == 0) throw std::invalid_argument("--baseline last:N needs N of at least 1");
+  }
+  std::vector<std::string> out;
+  for (const auto& uuid : comparable_runs(db, run, options.across_software)) {
+    if (kind == "label" && db.run(uuid).record.label != value) continue;
+    out.push_back(uuid);
+  }
+  if (kind == "last" && out.size() > wanted) out.erase(out.begin(), out.end() - long(wanted));
+  return out;
+}
+
+using Key = std::pair<std::string, std::string>;  // experiment, arm
+
+std::map<Key, stats::Groups> groups_of(const storage::Database& db, const std::string& uuid) {
+  std::map<Key, stats::Groups> out;
+  for (const auto& t : db.trials(uuid)) {
+    if (t.result.status != "ok") continue;
+    out[{t.spec.experiment, t.spec.arm}].push_back(t.result.sample_seconds);
+  }
+  return out;
+}
+
+double median_of(const stats::Groups& groups) {
+  std::vector<double> all;
+  for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
+  return all.empty() ? NAN : stats::median(all);
+}
+
+std::string hostname_of(const storage::Database::StoredRun& run) {
+  return run.record.host.value("hostname", std::string("?"));
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|' || c == '<' || c == '>' || c == '*' || c == '_' || c == '`') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Report::regressed() const {
+  for (const auto& b : benchmarks) {
+    if (b.judgement.status == "regression") return true;
+  }
+  return false;
+}
+
+Report check(const storage::Database& db, const Options& options) {
+  if (!(options.threshold >= 0 && options.threshold < 1)) {
+    throw std::invalid_argument("--threshold must be a percentage from 0 to 99");
+  }
+  if (!(options.false_alarm > 0 && options.false_alarm < 0.5)) {
+    throw std::invalid_argument("--false-alarm must be a percentage above 0 and below 50");
+  }
+  Report report;
+  report.run_uuid = storage::resolve_run(db, options.run);
+  report.threshold = options.threshold;
+  report.false_alarm = options.false_alarm;
+  const auto run = db.run(report.run_uuid);
+  report.baseline_uuids = baseline_runs(db, run, options);
+  if (report.baseline_uuids.empty()) {
+    throw std::invalid_argument(fmt::format(
+        "no baseline for run {}: no earlier finished run of suite '{}' on this host{} matches "
+        "--baseline {}",
+        report.run_uuid, run.record.suite_name, options.across_software ? "" : " and software",
+        options.baseline));
+  }
+  const auto current = groups_of(db, report.run_uuid);
+  std::map<Key, stats::Groups> baseline;
+  std::map<Key, int> baseline_runs_with;
+  for (const auto& uuid : report.baseline_uuids) {
+    for (auto& [key, groups] : groups_of(db, uuid)) {
+      auto& all = baseline[key];
+      all.insert(all.end(), groups.begin(), groups.end());
+      ++baseline_runs_with[key];
+    }
+  }
+  std::map<Key, detect::Floor> floors;
+  for (const auto& f : db.noise_floors(report.run_uuid)) {
+    floors[{f.experiment, f.arm}] = detect::Floor{f.sigma_log, int(f.run_uuids.size())};
+  }
+  report.calibrated = !floors.empty();
+  // --false-alarm is the chance that a night without any change raises an alarm somewhere in
+  // the suite: split evenly over the benchmarks compared (Bonferroni), or a suite of 50
+  // benchmarks at 1 % each would cry wolf on 40 % of quiet nights.
+  size_t compared = 0;
+  for (const auto& entry : current) compared += baseline.count(entry.first);
+  detect::Options detect_options;
+  detect_options.threshold = options.threshold;
+  detect_options.false_alarm = options.false_alarm / double(std::max<size_t>(compared, 1));
+  report.per_benchmark_false_alarm = detect_options.false_alarm;
+  for (const auto& [key, groups] : current) {
+    BenchmarkCheck b;
+    b.experiment = key.first;
+    b.arm = key.second;
+    auto it = baseline.find(key);
+    std::optional<detect::Floor> floor;
+    if (auto f = floors.find(key); f != floors.end()) floor = f->second;
+    if (it == baseline.end()) {
+      b.judgement.status = "no baseline";
+      b.judgement.critical = NAN;
+      b.judgement.effect = stats::Effect{NAN, NAN, NAN, 0.95, 0, stats::Verdict::insufficient, ""};
+    } else {
+      b.baseline_runs = baseline_runs_with[key];
+      b.judgement = detect::judge(it->second, groups, b.baseline_runs, floor, detect_options);
+      if (floor) {
+        b.min_detectable =
+            detect::min_detectable(*floor, b.baseline_runs, detect_options.false_alarm, 0.8);
+      }
+    }
+    report.benchmarks.push_back(b);
+  }
+
+  // Step changes in each benchmark's history of run medians (this run included).
+  auto history = comparable_runs(db, run, options.across_software);
+  if (history.size() + 1 > size_t(std::max(options.history, 6))) {
+    history.erase(history.begin(), history.end() - (std::max(options.history, 6) - 1));
+  }
+  history.push_back(report.run_uuid);
+  std::map<Key, std::vector<std::pair<std::string, double>>> series;
+  for (const auto& uuid : history) {
+    for (const auto& [key, groups] : groups_of(db, uuid)) {
+      const double m = median_of(groups);
+      if (std::isfinite(m) && m > 0) series[key].emplace_back(uuid, m);
+    }
+  }
+  for (const auto& [key, points] : series) {
+    if (!current.count(key)) continue;
+    std::vector<double> values;
+    for (const auto& p : points) values.push_back(p.second);
+    const auto step = detect::find_step(values, options.false_alarm, options.threshold);
+    if (!step.found || step.index + size_t(options.recent) < values.size()) continue;
+    StepChange change;
+    change.experiment = key.first;
+    change.arm = key.second;
+    change.first_run = points[step.index].first;
+    change.first_started_at = db.run(change.first_run).record.started_at;
+    change.step = step;
+    report.steps.push_back(change);
+  }
+
+  // A knob whose effect helped in the newest baseline run and no longer does.
+  const auto before = analysis::analyze(db, report.baseline_uuids.back());
+  const auto now = analysis::analyze(db, report.run_uuid);
+  for (const auto& x : now.experiments) {
+    for (const auto& old : before.experiments) {
+      if (old.name != x.name) continue;
+      for (const auto& e : x.effects) {
+        for (const auto& o : old.effects) {
+          if (o.metric == e.metric && o.compared == e.compared &&
+              o.effect.verdict == stats::Verdict::helps &&
+              e.effect.verdict != stats::Verdict::helps) {
+            report.stopped_helping.push_back(fmt::format("{} ({} {}): {} → {}", x.name, e.metric,
+                                                         e.compared, stats::format_effect(o.effect),
+                                                         stats::format_effect(e.effect)));
+          }
+        }
+      }
+    }
+  }
+  return report;
+}
+
+std::vector<storage::Database::Finding> Report::findings() const {
+  std::vector<storage::Database::Finding> out;
+  for (const auto& b : benchmarks) {
+    if (b.judgement.status != "regression") continue;
+    const auto& e = b.judgement.effect;
+    out.push_back({b.experiment, b.arm, "regression", e.ratio, e.lo, e.hi,
+                   "slower than the baseline: " + stats::format_effect(e)});
+  }
+  for (const auto& s : steps) {
+    out.push_back(
+        {s.experiment, s.arm, "step change", s.step.ratio, s.step.lo, s.step.hi,
+         fmt::format("step of {:.3f}x [{:.3f}, {:.3f}] (p = {:.3f}) from run {} ({})", s.step.ratio,
+                     s.step.lo, s.step.hi, s.step.p_value, s.first_run, s.first_started_at)});
+  }
+  for (const auto& text : stopped_helping) {
+    out.push_back({text.substr(0, text.find(' ')), "", "stopped helping", NAN, NAN, NAN, text});
+  }
+  return out;
+}
+
+std::string format(const Report& r, const std::string& format) {
+  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(); };
+  if (format == "json") {
+    json benchmarks = json::array();
+    for (const auto& b : r.benchmarks) {
+      const auto& e = b.judgement.effect;
+      benchmarks.push_back({{"experiment", b.experiment},
+                            {"arm", b.arm},
+                            {"status", b.judgement.status},
+                            {"ratio", num(e.ratio)},
+                            {"lo", num(e.lo)},
+                            {"hi", num(e.hi)},
+                            {"noise_floor_ratio", num(b.judgement.critical)},
+                            {"min_detectable", num(b.min_detectable)},
+                            {"baseline_runs", b.baseline_runs},
+                            {"why", b.judgement.why},
+                            {"note", e.note}});
+    }
+    json steps = json::array();
+    for (const auto& s : r.steps) {
+      steps.push_back({{"experiment", s.experiment},
+                       {"arm", s.arm},
+                       {"first_run", s.first_run},
+                       {"first_started_at", s.first_started_at},
+                       {"ratio", s.step.ratio},
+                       {"lo", s.step.lo},
+                       {"hi", s.step.hi},
+                       {"p_value", s.step.p_value}});
+    }
+    return json{{"run", r.run_uuid},
+                {"baseline", r.baseline_uuids},
+                {"threshold", r.threshold},
+                {"false_alarm", r.false_alarm},
+                {"calibrated", r.calibrated},
+                {"regressed", r.regressed()},
+                {"benchmarks", benchmarks},
+                {"step_changes", steps},
+                {"stopped_helping", r.stopped_helping}}
+               .dump(2) +
+           "\n";
+  }
+  if (format == "junit") {
+    int failures = 0;
+    for (const auto& b : r.benchmarks) failures += b.judgement.status == "regression";
+    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out += fmt::format("<testsuite name=\"tunebench check {}\" tests=\"{}\" failures=\"{}\">\n",
+                       xml_escape(r.run_uuid), r.benchmarks.size(), failures);
+    for (const auto& b : r.benchmarks) {
+      out += fmt::format("  <testcase classname=\"{}\" name=\"{}\">", xml_escape(b.experiment),
+                         xml_escape(b.arm));
+      if (b.judgement.status == "regression") {
+        out += fmt::format(
+            "<failure message=\"{}\"/>",
+            xml_escape("slower than the baseline: " + stats::format_effect(b.judgement.effect)));
+      } else if (b.judgement.status == "no baseline") {
+        out += "<skipped message=\"no baseline\"/>";
+      }
+      out += "</testcase>\n";
+    }
+    return out + "</testsuite>\n";
+  }
+  if (format != "table" && format != "md") {
+    throw std::invalid_argument("--format must be table, md, json or junit, got '" + format + "'");
+  }
+  const bool md = format == "md";
+  std::string out = fmt::format(
+      "{}run {} against {} baseline run(s); threshold {:.0f} %; false-alarm rate {:.1f} % per run "
+      "({:.2f} % per benchmark); ratio = run / baseline of the median time per iteration "
+      "[95 % interval]; floor = the noise floor's critical ratio; detectable = smallest slowdown "
+      "found 80 % of the time\n",
+      md ? "**tunebench check** " : "", r.run_uuid, r.baseline_uuids.size(), 100 * r.threshold,
+      100 * r.false_alarm, 100 * r.per_benchmark_false_alarm);
+  out += r.calibrated
+             ? "noise floors: calibrated (tunebench calibrate)\n\n"
+             : "noise floors: not calibrated on this host and software — only each "
+               "run's own noise is known; run `tunebench calibrate` for quieter alerts\n\n";
+  if (md) {
+    out +=
+        "| benchmark | arm | ratio [95 % interval] | floor | detectable | status |\n"
+        "|---|---|---|---|---|---|\n";
+  } else {
+    out += fmt::format("{:<44} {:<10} {:<34} {:>8} {:>10}  {}\n", "benchmark", "arm",
+                       "ratio [95 % interval]", "floor", "detectable", "status");
+  }
+  for (const auto& b : r.benchmarks) {
+    const std::string effect =
+        b.judgement.status == "no baseline" ? "-" : stats::format_effect(b.judgement.effect);
+    const std::string floor =
+        std::isfinite(b.judgement.critical) ? fmt::format("{:.3f}x", b.judgement.critical) : "-";
+    std::string status = b.judgement.status;
+    if (status == "unchanged" && !b.judgement.why.empty() && b.judgement.effect.ratio > 1) {
+      status += " (" + b.judgement.why.front() + ")";
+    }
+    out += md ? fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_escape(b.experiment),
+                            md_escape(b.arm), effect, floor,
+                            analysis::format_percent(b.min_detectable), status)
+              : fmt::format("{:<44} {:<10} {:<34} {:>8} {:>10}  {}\n", b.experiment, b.arm, effect,
+                            floor, analysis::format_percent(b.min_detectable), status);
+  }
+  for (const auto& s : r.steps) {
+    out += fmt::format(
+        "{}step change: {} {}: {:.3f}x [{:.3f}, {:.3f}] from run {} ({}), p = {:.3f}\n",
+        md ? "\n- " : "", md ? md_escape(s.experiment) : s.experiment, s.arm, s.step.ratio,
+        s.step.lo, s.step.hi, s.first_run, s.first_started_at, s.step.p_value);
+  }
+  for (const auto& s : r.stopped_helping)
+    out += (md ? "\n- stopped helping: " : "stopped helping: ") + s + "\n";
+  out += r.regressed() ? "\nREGRESSION: at least one benchmark is slower than its baseline beyond "
+                         "its noise and the threshold\n"
+                       : "\nno regression\n";
+  return out;
+}
+
+std::vector<storage::Database::NoiseFloor> calibrate(const storage::Database& db,
+                                                     const std::vector<std::string>& run_uuids,
+                                                     const FloorSettings& settings,
+                                                     const std::string& calibrated_at) {
+  if (run_uuids.size() < 3) {
+    throw std::invalid_argument(fmt::format(
+        "calibration needs at least 3 finished A/A runs of the suite, got {}", run_uuids.size()));
+  }
+  const auto first = db.run(run_uuids.front());
+  std::map<Key, std::vector<double>> medians;
+  for (const auto& uuid : run_uuids) {
+    const auto r = db.run(uuid);
+    if (!finished(r)) {
+      throw std::invalid_argument(fmt::format("run {} is {}, not finished", uuid, r.status));
+    }
+    if (r.record.suite_name != first.record.suite_name ||
+        fingerprint(r.record.host) != fingerprint(first.record.host) ||
+        fingerprint(r.record.software) != fingerprint(first.record.software)) {
+      throw std::invalid_argument(fmt::format(
+          "run {} differs from run {} in suite, host or software: a noise floor is measured on "
+          "one suite, host and software",
+          uuid, run_uuids.front()));
+    }
+    for (const auto& [key, groups] : groups_of(db, uuid)) {
+      const double m = median_of(groups);
+      if (std::isfinite(m) && m > 0) medians[key].push_back(m);
+    }
+  }
+  std::vector<storage::Database::NoiseFloor> floors;
+  // The false-alarm rate is per run, split over the benchmarks as check splits it.
+  const double per_benchmark = settings.false_alarm / double(std::max<size_t>(medians.size(), 1));
+  for (const auto& [key, values] : medians) {
+    if (values.size() < 3) continue;  // a benchmark that failed in most runs has no floor
+    storage::Database::NoiseFloor f;
+    f.experiment = key.first;
+    f.arm = key.second;
+    f.run_uuids = run_uuids;
+    f.sigma_log = detect::sigma_of_runs(values);
+    f.false_alarm = settings.false_alarm;
+    f.power = settings.power;
+    f.baseline_runs = settings.baseline_runs;
+    f.min_detectable = detect::min_detectable(
+        {f.sigma_log, int(values.size())}, settings.baseline_runs, per_benchmark, settings.power);
+    f.calibrated_at = calibrated_at;
+    floors.push_back(std::move(f));
+  }
+  return floors;
+}
+
+Comparison compare(const storage::Database& db, const std::string& run_a,
+                   const std::string& run_b) {
+  Comparison c;
+  c.run_a = storage::resolve_run(db, run_a);
+  c.run_b = storage::resolve_run(db, run_b);
+  c.host_a = hostname_of(db.run(c.run_a));
+  c.host_b = hostname_of(db.run(c.run_b));
+  const auto a = groups_of(db, c.run_a), b = groups_of(db, c.run_b);
+  std::set<Key> keys;
+  for (const auto& [k, g] : a) keys.insert(k);
+  for (const auto& [k, g] : b) keys.insert(k);
+  for (const auto& key : keys) {
+    Comparison::Row row;
+    row.experiment = key.first;
+    row.arm = key.second;
+    row.effect = stats::Effect{NAN, NAN, NAN, 0.95, 0, stats::Verdict::insufficient, ""};
+    const auto ia = a.find(key), ib = b.find(key);
+    if (ia != a.end()) row.median_a = median_of(ia->second);
+    if (ib != b.end()) row.median_b = median_of(ib->second);
+    if (ia != a.end() && ib != b.end()) row.effect = stats::effect(ia->second, ib->second);
+    c.rows.push_back(row);
+  }
+  return c;
+}
+
+std::pair<std::string, std::string> latest_runs_of_hosts(const storage::Database& db,
+                                                         const std::string& host_a,
+                                                         const std::string& host_b,
+                                                         const std::string& suite) {
+  // Newest first: each host's finished runs, by suite.
+  std::map<std::string, std::map<std::string, std::string>> latest;  // host → suite → run
+  std::map<std::string, std::vector<std::string>> suite_order;       // host → suites newest first
+  std::set<std::string> hostnames;
+  const auto uuids = db.run_uuids();
+  for (auto it = uuids.rbegin(); it != uuids.rend(); ++it) {
+    const auto r = db.run(*it);
+    if (!finished(r)) continue;
+    const std::string name = hostname_of(r), id = fingerprint(r.record.host);
+    hostnames.insert(name);
+    for (const auto* wanted : {&host_a, &host_b}) {
+      const bool match = name == *wanted || (wanted->size() >= 4 && id.rfind(*wanted, 0) == 0);
+      if (!match) continue;
+      auto& by_suite = latest[*wanted];
+      if (!by_suite.count(r.record.suite_name)) {
+        by_suite[r.record.suite_name] = *it;
+        suite_order[*wanted].push_back(r.record.suite_name);
+      }
+    }
+  }
+  std::string known;
+  for (const auto& h : hostnames) known += (known.empty() ? "" : ", ") + h;
+  for (const auto* wanted : {&host_a, &host_b}) {
+    if (!latest.count(*wanted)) {
+      throw std::invalid_argument(fmt::format("no finished run on host '{}'; hosts with runs: {}",
+                                              *wanted, known.empty() ? "none" : known));
+    }
+  }
+  std::string chosen = suite;
+  if (chosen.empty()) {
+    for (const auto& s : suite_order[host_a]) {
+      if (latest[host_b].count(s)) {
+        chosen = s;
+        break;
+      }
+    }
+    if (chosen.empty()) {
+      throw std::invalid_argument(
+          fmt::format("hosts '{}' and '{}' have no suite in common", host_a, host_b));
+    }
+  }
+  for (const auto* wanted : {&host_a, &host_b}) {
+    if (!latest[*wanted].count(chosen)) {
+      throw std::invalid_argument(
+          fmt::format("host '{}' has no finished run of suite '{}'", *wanted, chosen));
+    }
+  }
+  return {latest[host_a][chosen], latest[host_b][chosen]};
+}
+
+std::string format_comparison(const Comparison& c, const std::string& format) {
+  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(); };
+  if (format == "json") {
+    json rows = json::array();
+    for (const auto& r : c.rows) {
+      rows.push_back({{"experiment", r.experiment},
+                      {"arm", r.arm},
+                      {"median_seconds_a", num(r.median_a)},
+                      {"median_seconds_b", num(r.median_b)},
+                      {"ratio_b_over_a", num(r.effect.ratio)},
+                      {"lo", num(r.effect.lo)},
+                      {"hi", num(r.effect.hi)},
+                      {"verdict", stats::to_string(r.effect.verdict)}});
+    }
+    return json{{"run_a", c.run_a},
+                {"host_a", c.host_a},
+                {"run_b", c.run_b},
+                {"host_b", c.host_b},
+                {"rows", rows}}
+               .dump(2) +
+           "\n";
+  }
+  if (format != "table" && format != "md") {
+    throw std::invalid_argument("--format must be table, md or json, got '" + format + "'");
+  }
+  const bool md = format == "md";
+  auto ms = [](double s) { return std::isfinite(s) ? fmt::format("{:.3f} ms", 1e3 * s) : "-"; };
+  std::string out = fmt::format(
+      "A = run {} on {}\nB = run {} on {}\nratio = B / A of the median time per iteration "
+      "[95 % interval]; below 1: B is faster\n\n",
+      c.run_a, c.host_a, c.run_b, c.host_b);
+  out += md ? "| benchmark | arm | A | B | B / A [95 % interval] |\n|---|---|---|---|---|\n"
+            : fmt::format("{:<44} {:<10} {:>12} {:>12}  {}\n", "benchmark", "arm", "A", "B",
+                          "B / A [95 % interval]");
+  for (const auto& r : c.rows) {
+    const std::string effect = !std::isfinite(r.median_a)   ? "only in B"
+                               : !std::isfinite(r.median_b) ? "only in A"
+                                                            : stats::format_effect(r.effect);
+    out += md ? fmt::format("| {} | {} | {} | {} | {} |\n", md_escape(r.experiment),
+                            md_escape(r.arm), ms(r.median_a), ms(r.median_b), effect)
+              : fmt::format("{:<44} {:<10} {:>12} {:>12}  {}\n", r.experiment, r.arm,
+                            ms(r.median_a), ms(r.median_b), effect);
+  }
+  return out;
+}
+
+}  // namespace tunebench::check

@@ -1,0 +1,75 @@
+// The regression detector behind `tunebench calibrate` and `tunebench check`, as pure functions
+// so that the simulation test drives exactly what the command line runs. No torch, no database.
+//
+// Why three tests and not one. A run's own bootstrap interval (stats::effect) knows the noise
+// between a run's processes and samples, but not the noise between nights: the same code on the
+// same host is a few per cent faster or slower from one run to the next (frequency, page
+// placement, neighbours). An alert on the interval alone fires on that drift. So a benchmark has
+// regressed only when all three hold:
+//   1. the bootstrap interval of run / baseline lies above 1 (the run is slower, within-run
+//      noise accounted for);
+//   2. the ratio exceeds the calibrated noise floor: exp(t · σ · sqrt(1 + 1/B)), with σ the
+//      standard deviation of ln(run median) over repeated A/A runs of the suite on this host
+//      and software, B the baseline runs compared with, t Student's quantile for the false-alarm
+//      rate with (calibration runs − 1) degrees of freedom (σ is itself estimated);
+//   3. the slowdown is at least the minimum effect (--threshold) a user cares about.
+// Without a calibration, test 2 is skipped and the output says so.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/stats.h"
+
+namespace tunebench::detect {
+
+struct Floor {
+  double sigma_log = 0;  // standard deviation of ln(run median) across A/A runs
+  int runs = 0;          // A/A runs it was measured on (>= 3)
+};
+
+// σ of the logs of run medians (one per A/A run); throws std::invalid_argument for fewer than 3
+// runs or a non-positive median.
+double sigma_of_runs(const std::vector<double>& run_medians);
+
+// The ratio run / baseline beyond which a slowdown is outside the A/A noise at `false_alarm`
+// (one-sided), with `baseline_runs` runs in the baseline window.
+double critical_ratio(const Floor& floor, int baseline_runs, double false_alarm);
+
+// The smallest slowdown (fraction: 0.05 = 5 %) that the floor test detects with probability
+// `power`, at `false_alarm`, against `baseline_runs` runs.
+double min_detectable(const Floor& floor, int baseline_runs, double false_alarm, double power);
+
+struct Options {
+  double threshold = 0.05;    // minimum slowdown that counts, fraction
+  double false_alarm = 0.01;  // one-sided, for the floor test
+  stats::EffectOptions effect{};
+};
+
+struct Judgement {
+  stats::Effect effect;          // ratio run / baseline of seconds per iteration
+  double critical = 0;           // the floor test's critical ratio; NaN without a floor
+  std::string status;            // "regression", "improvement", "unchanged", "no baseline"
+  std::vector<std::string> why;  // which tests held or failed, for the output
+};
+
+// One benchmark of a run against its baseline window (each group: one process's samples;
+// baseline groups from all baseline runs).
+Judgement judge(const stats::Groups& baseline, const stats::Groups& run, int baseline_runs,
+                const std::optional<Floor>& floor, const Options& options);
+
+// The most likely single step change in a series of run medians (oldest first): the split that
+// maximises the t statistic of the difference of mean log medians, with a permutation p-value
+// (the same statistic maximised over splits of shuffled series) and a bootstrap interval of the
+// step's ratio (each side resampled). Needs at least 6 points with 3 on each side of a split.
+struct Step {
+  bool found = false;  // p_value < alpha and |ratio - 1| >= min_effect
+  size_t index = 0;    // first point after the step
+  double ratio = 1, lo = 1, hi = 1, p_value = 1;
+};
+Step find_step(const std::vector<double>& run_medians, double alpha, double min_effect,
+               uint64_t seed = 42, int permutations = 999);
+
+}  // namespace tunebench::detect

@@ -1,0 +1,110 @@
+#include "analysis/export.h"
+
+#include <fmt/format.h>
+
+namespace tunebench::exporter {
+
+using nlohmann::json;
+
+namespace {
+
+// RFC 4180: quote every field that needs it, doubling inner quotes.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += (c == '"') ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string export_run(const storage::Database& db, const std::string& run_uuid,
+                       const std::string& format) {
+  const auto run = db.run(run_uuid);
+  const auto trials = db.trials(run_uuid);
+  if (format == "json") {
+    json out_trials = json::array();
+    for (const auto& t : trials)
+      out_trials.push_back({{"spec", to_json(t.spec)}, {"result", to_json(t.result)}});
+    const auto& r = run.record;
+    return json{{"run",
+                 {{"uuid", r.uuid},
+                  {"suite", r.suite_name},
+                  {"suite_hash", r.suite_hash},
+                  {"label", r.label},
+                  {"git_revision", r.git_revision},
+                  {"started_at", r.started_at},
+                  {"ended_at", run.ended_at},
+                  {"status", run.status},
+                  {"host", r.host},
+                  {"software", r.software},
+                  {"host_state", r.host_state}}},
+                {"trials", out_trials}}
+               .dump(2) +
+           "\n";
+  }
+  if (format == "csv") {
+    std::string out =
+        "run,experiment,knob,arm,model,preset,mode,batch,process_index,trial_status,sample_index,"
+        "seconds_per_iteration\n";
+    for (const auto& t : trials) {
+      const auto& s = t.spec;
+      const std::string prefix = fmt::format(
+          "{},{},{},{},{},{},{},{},{},{}", run_uuid, csv_field(s.experiment), csv_field(s.knob),
+          csv_field(s.arm), csv_field(s.model.model), csv_field(s.model.preset), to_string(s.mode),
+          s.batch, s.process_index, t.result.status);
+      if (t.result.sample_seconds.empty()) out += prefix + ",,\n";
+      for (size_t i = 0; i < t.result.sample_seconds.size(); ++i) {
+        out += fmt::format("{},{},{:.9g}\n", prefix, i, t.result.sample_seconds[i]);
+      }
+    }
+    return out;
+  }
+  if (format == "gbench") {
+    // One "iteration" entry per sample, named experiment/arm, times in nanoseconds per iteration.
+    std::map<std::string, int> repetitions;
+    for (const auto& t : trials) {
+      if (t.result.status == "ok")
+        repetitions[t.spec.experiment + "/" + t.spec.arm] += t.result.sample_seconds.size();
+    }
+    std::map<std::string, int> next_index;
+    json benchmarks = json::array();
+    int family = 0;
+    std::map<std::string, int> families;
+    for (const auto& t : trials) {
+      if (t.result.status != "ok") continue;
+      const std::string name = t.spec.experiment + "/" + t.spec.arm;
+      if (!families.count(name)) families[name] = family++;
+      for (double seconds : t.result.sample_seconds) {
+        benchmarks.push_back({{"name", name},
+                              {"family_index", families[name]},
+                              {"per_family_instance_index", 0},
+                              {"run_name", name},
+                              {"run_type", "iteration"},
+                              {"repetitions", repetitions[name]},
+                              {"repetition_index", next_index[name]++},
+                              {"threads", 1},
+                              {"iterations", t.spec.iterations},
+                              {"real_time", seconds * 1e9},
+                              {"cpu_time", seconds * 1e9},
+                              {"time_unit", "ns"}});
+      }
+    }
+    const auto& r = run.record;
+    json context = {{"date", r.started_at},
+                    {"host_name", r.host.value("hostname", "")},
+                    {"executable", "tunebench run " + r.suite_name},
+                    {"num_cpus", r.host.value("cores", 0)},
+                    {"mhz_per_cpu", 0},
+                    {"cpu_scaling_enabled", false},
+                    {"caches", json::array()},
+                    {"load_avg", r.host_state.value("load_average", json::array())},
+                    {"library_build_type", "release"},
+                    {"tunebench_run", r.uuid},
+                    {"libtorch", r.software.value("libtorch_build", "")}};
+    return json{{"context", context}, {"benchmarks", benchmarks}}.dump(2) + "\n";
+  }
+  throw std::invalid_argument("export format must be json, csv or gbench, got '" + format + "'");
+}
+
+}  // namespace tunebench::exporter

@@ -1,0 +1,81 @@
+// The records that flow between the suite, the orchestrator, the worker, the statistics and the
+// database. Plain data with JSON conversions; no torch.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/model_spec.h"
+
+namespace tunebench {
+
+// Hex SHA-256 of some bytes (suite hashes, fingerprint ids).
+std::string sha256_hex(std::string_view bytes);
+
+// The current time in UTC as ISO 8601 to the second, e.g. "2026-11-29T13:05:00Z".
+std::string now_iso8601();
+
+enum class Mode { infer, train };
+std::string to_string(Mode mode);
+Mode mode_from_string(const std::string& text);  // throws std::invalid_argument
+
+// One trial: one fresh worker process measuring one arm of one experiment. The orchestrator
+// sends it to the worker as JSON on stdin.
+struct TrialSpec {
+  std::string run_uuid;
+  std::string experiment;  // the suite's name for the experiment, e.g. "no_grad.resnet50"
+  std::string knob;        // catalog id, or "factorial" for a factorial experiment
+  std::string arm;         // "off", "on", or a factorial cell "channels_last=on,amp=off"
+  nlohmann::json settings = nlohmann::json::object();  // knob id -> value for this arm
+  models::ModelSpec model;
+  Mode mode = Mode::infer;
+  int64_t batch = 1;
+  int warmup = 2;          // iterations before the first sample
+  int samples = 5;         // Google Benchmark repetitions: one sample each
+  int iterations = 1;      // iterations per sample
+  double timeout_s = 300;  // the orchestrator kills the worker after this
+  int process_index = 0;   // which process of this arm, 0 … processes−1
+  int sequence = 0;        // position in the run's interleaved order
+  uint64_t seed = 1;       // weights and batch
+};
+nlohmann::json to_json(const TrialSpec& spec);
+TrialSpec trial_spec_from_json(const nlohmann::json& j);  // throws std::invalid_argument
+
+// What a trial produced. status: "ok"; "invalid" (its evidence contradicts its settings: not a
+// result); "failed" (crashed, timed out, bad output; `error` says how).
+struct TrialResult {
+  std::string status = "failed";
+  std::string error;
+  std::vector<double> sample_seconds;    // seconds per iteration, one per sample
+  double probe_seconds = 0;              // the fixed CPU probe timed just before the trial
+  int64_t peak_rss_bytes = 0;            // peak resident memory of the measured region
+  double page_faults_per_iteration = 0;  // minor + major, measured region
+  int64_t device_peak_bytes = -1;        // device allocator peak; −1 without a device
+  double items_per_second = 0;           // batch / median sample time
+  double check_value = 0;  // correctness guard: output checksum or loss after one step
+  nlohmann::json evidence = nlohmann::json::object();  // settings read back inside the worker
+  std::string worker_stderr;                           // the tail of the worker's stderr
+};
+nlohmann::json to_json(const TrialResult& result);
+TrialResult trial_result_from_json(const nlohmann::json& j);  // throws std::invalid_argument
+
+// One execution of a suite.
+struct RunRecord {
+  std::string uuid;
+  std::string suite_name;
+  std::string suite_hash;  // sha256 of the suite file's bytes
+  nlohmann::json suite;    // the parsed suite as run
+  std::string label;       // e.g. "nightly"
+  std::string git_revision;
+  std::string command_line;
+  std::string started_at;                                // ISO 8601 UTC
+  nlohmann::json host = nlohmann::json::object();        // HostFingerprint fields
+  nlohmann::json software = nlohmann::json::object();    // SoftwareFingerprint fields
+  nlohmann::json host_state = nlohmann::json::object();  // load, governor, … at the start
+  bool host_quiet = true;
+};
+
+}  // namespace tunebench

@@ -1,0 +1,448 @@
+#include "plan/suite.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "core/multiproc.h"
+#include "knobs/device_settings.h"
+#include "knobs/exec_knobs.h"
+#include "models/registry.h"
+
+namespace tunebench::suite {
+
+using nlohmann::json;
+
+namespace {
+
+// Experiment names are database keys, report labels and what --filter's regular expression
+// searches; libstdc++'s std::regex recurses once per character and overflowed the stack on a
+// name of 300,000 characters.
+constexpr size_t kMaxNameLength = 200;
+// A suite needs five levels of nesting; JSON values are copied, compared and printed
+// recursively, so a file of 200,000 '[' overflowed the stack.
+constexpr int kMaxDepth = 64;
+
+struct Context {
+  std::string path;
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw SuiteError(fmt::format("{}: {}: {}", path, where.empty() ? "/" : where, what));
+  }
+};
+
+std::string short_dump(const json& v) {
+  std::string s = v.dump();
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+template <class T>
+T number(const Context& ctx, const json& obj, const std::string& where, const char* key, T fallback,
+         T min_value, T max_value) {
+  if (!obj.contains(key)) return fallback;
+  const json& v = obj[key];
+  const bool ok = std::is_integral_v<T> ? v.is_number_integer() : v.is_number();
+  if (!ok || v.get<double>() < double(min_value) || v.get<double>() > double(max_value)) {
+    ctx.fail(where + "/" + key, fmt::format("must be {} from {} to {}, got {}",
+                                            std::is_integral_v<T> ? "an integer" : "a number",
+                                            min_value, max_value, short_dump(v)));
+  }
+  return v.get<T>();
+}
+
+std::string text(const Context& ctx, const json& obj, const std::string& where, const char* key,
+                 const std::string& fallback, bool required) {
+  if (!obj.contains(key)) {
+    if (required) ctx.fail(where, fmt::format("missing \"{}\"", key));
+    return fallback;
+  }
+  if (!obj[key].is_string() || obj[key].get<std::string>().empty()) {
+    ctx.fail(where + "/" + key, "must be a non-empty string, got " + short_dump(obj[key]));
+  }
+  return obj[key];
+}
+
+void only_keys(const Context& ctx, const json& obj, const std::string& where,
+               const std::vector<std::string>& allowed) {
+  for (const auto& [key, value] : obj.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      ctx.fail(where + "/" + key, fmt::format("unknown field \"{}\"; valid fields: {}", key, list));
+    }
+  }
+}
+
+const knobs::Knob& knob_of(const Context& ctx, const json& id, const std::string& where) {
+  if (!id.is_string()) ctx.fail(where, "must be a catalog id (a string), got " + short_dump(id));
+  const knobs::Knob* k = knobs::find(id);
+  if (!k) {
+    std::string near;
+    for (const auto& n : knobs::nearest(id)) near += (near.empty() ? "" : ", ") + n;
+    ctx.fail(where, fmt::format(
+                        "unknown knob \"{}\"; {} (tunebench list shows all)", id.get<std::string>(),
+                        near.empty() ? "no catalog id is close" : "nearest catalog ids: " + near));
+  }
+  return *k;
+}
+
+json checked_settings(const Context& ctx, const json& settings, const std::string& where,
+                      const knobs::HostCaps& host) {
+  if (!settings.is_object()) ctx.fail(where, "must be an object of knob id -> value");
+  json out = json::object();
+  for (const auto& [id, value] : settings.items()) {
+    if (device_settings::is_reserved(id)) {
+      if (auto why = device_settings::reserved_error(id, value); !why.empty()) {
+        ctx.fail(where + "/" + id, why);
+      }
+      if (id == device_settings::kDevice) {
+        ctx.fail(where + "/" + id, "give the device as the experiment's \"device\" field");
+      }
+      out[id] = value;
+      continue;
+    }
+    if (id == knobs::kFaultSetting) {
+      if (auto why = knobs::fault_setting_error(value); !why.empty())
+        ctx.fail(where + "/" + id, why);
+      out[id] = value;
+      continue;
+    }
+    const knobs::Knob& k = knob_of(ctx, id, where + "/" + id);
+    try {
+      knobs::validate_value(k, value);
+    } catch (const std::invalid_argument& e) {
+      ctx.fail(where + "/" + id, fmt::format("{} {}, got {}", id, e.what(), short_dump(value)));
+    }
+    out[id] = (id == "omp_threads" && value == "all") ? json(host.cores) : value;
+  }
+  return out;
+}
+
+// A setting of another knob that does not apply to the model would reach the worker as a build
+// option the model lacks (inplace_act on gpt) and fail every trial: refused up front. The
+// experiment's own knobs (`used`) are not checked here: they make it not applicable instead.
+void check_setting_models(const Context& ctx, const json& settings, const std::string& where,
+                          const std::string& model, const std::vector<const knobs::Knob*>& used) {
+  for (const auto& [id, value] : settings.items()) {
+    const knobs::Knob* k = knobs::find(id);
+    if (!k || k->models.empty() || std::find(used.begin(), used.end(), k) != used.end()) continue;
+    if (std::find(k->models.begin(), k->models.end(), model) == k->models.end()) {
+      std::string list;
+      for (const auto& m : k->models) list += (list.empty() ? "" : ", ") + m;
+      ctx.fail(where + "/" + id, fmt::format("{} applies to {} only, not {}", id, list, model));
+    }
+  }
+}
+
+const std::vector<std::string> kSharedFields{"processes", "warmup",  "samples",  "iterations",
+                                             "timeout_s", "batch",   "mode",     "model",
+                                             "preset",    "options", "settings", "device"};
+
+Experiment parse_experiment(const Context& ctx, const json& e, const json& defaults,
+                            const std::string& where, const knobs::HostCaps& host) {
+  if (!e.is_object()) ctx.fail(where, "must be an object, got " + short_dump(e));
+  std::vector<std::string> allowed = kSharedFields;
+  for (const char* k : {"name", "knob", "factorial", "arms", "aa"}) allowed.push_back(k);
+  only_keys(ctx, e, where, allowed);
+  json merged = defaults;
+  for (const auto& [k, v] : e.items()) merged[k] = v;
+
+  Experiment x;
+  x.model.model = text(ctx, merged, where, "model", "", true);
+  x.model.preset = text(ctx, merged, where, "preset", "", true);
+  x.model.options = merged.value("options", json::object());
+  try {
+    models::summarize(x.model);  // model, preset and options exist and are well typed
+  } catch (const models::InvalidSpec& err) {
+    ctx.fail(where, err.what());
+  }
+  try {
+    x.mode = mode_from_string(text(ctx, merged, where, "mode", "infer", false));
+  } catch (const std::invalid_argument& err) {
+    ctx.fail(where + "/mode", err.what());
+  }
+  x.batch = number<int64_t>(ctx, merged, where, "batch", 8, 1, 1 << 20);
+  x.processes = number<int>(ctx, merged, where, "processes", 2, 1, 1000);
+  x.warmup = number<int>(ctx, merged, where, "warmup", 2, 0, 1000000);
+  x.samples = number<int>(ctx, merged, where, "samples", 5, 1, 1000000);
+  x.iterations = number<int>(ctx, merged, where, "iterations", 1, 1, 1000000);
+  x.timeout_s = number<double>(ctx, merged, where, "timeout_s", 300, 1, 7 * 24 * 3600);
+  x.settings =
+      checked_settings(ctx, merged.value("settings", json::object()), where + "/settings", host);
+
+  const bool has_knob = e.contains("knob"), has_factorial = e.contains("factorial");
+  if (has_knob == has_factorial) ctx.fail(where, "needs exactly one of \"knob\" or \"factorial\"");
+  std::vector<const knobs::Knob*> used;
+  if (has_knob) {
+    const knobs::Knob& k = knob_of(ctx, e["knob"], where + "/knob");
+    x.knob = k.id;
+    used.push_back(&k);
+    if (e.contains("aa") && !e["aa"].is_boolean()) {
+      ctx.fail(where + "/aa", "must be true or false, got " + short_dump(e["aa"]));
+    }
+    const bool aa = e.value("aa", false);
+    if (aa && e.contains("arms"))
+      ctx.fail(where + "/arms", "an A/A control runs the knob's ON arm twice: give no arms");
+    // An A/A control: both arms identical (the knob ON), to measure the noise floor of the
+    // experiment itself; its effect should be "no measurable effect".
+    json arms = e.value("arms", json{{"off", {{k.id, aa ? k.on : k.off}}}, {"on", {{k.id, k.on}}}});
+    if (!arms.is_object() || !arms.contains("off") || !arms.contains("on") || arms.size() != 2) {
+      ctx.fail(where + "/arms",
+               "must be {\"off\": {settings}, \"on\": {settings}}, got " + short_dump(arms));
+    }
+    for (const char* name : {"off", "on"}) {
+      x.arms.push_back({name, checked_settings(ctx, arms[name], where + "/arms/" + name, host)});
+    }
+    for (const auto& arm : x.arms) {
+      json settings = x.settings;
+      for (const auto& [k, v] : arm.settings.items()) settings[k] = v;
+      if (auto why = exec_knobs::batch_error(settings, x.batch); !why.empty())
+        ctx.fail(where + "/arms/" + arm.name, why);
+    }
+    x.aa = aa;
+    if (aa) x.knob = "aa";  // not the knob's effect: the experiment's noise floor
+    if (!aa && x.arms[0].settings == x.arms[1].settings) {
+      ctx.fail(where + "/arms",
+               "the off and on arms set the same values: nothing would be compared");
+    }
+  } else {
+    if (e.contains("arms"))
+      ctx.fail(where + "/arms", "a factorial experiment takes its arms from its knobs");
+    if (e.contains("aa"))
+      ctx.fail(where + "/aa", "an A/A control takes one \"knob\", not a factorial");
+    const json& f = e["factorial"];
+    if (!f.is_array() || f.size() < 2 || f.size() > 4) {
+      ctx.fail(where + "/factorial", "must list 2 to 4 catalog ids, got " + short_dump(f));
+    }
+    x.knob = "factorial";
+    for (size_t i = 0; i < f.size(); ++i) {
+      const knobs::Knob& k = knob_of(ctx, f[i], fmt::format("{}/factorial/{}", where, i));
+      if (std::find(x.factors.begin(), x.factors.end(), k.id) != x.factors.end()) {
+        ctx.fail(fmt::format("{}/factorial/{}", where, i), "\"" + k.id + "\" is listed twice");
+      }
+      x.factors.push_back(k.id);
+      used.push_back(&k);
+    }
+    const size_t cells = size_t{1} << x.factors.size();
+    for (size_t cell = 0; cell < cells; ++cell) {
+      Arm arm;
+      for (size_t i = 0; i < x.factors.size(); ++i) {
+        const bool on = cell >> (x.factors.size() - 1 - i) & 1;
+        const knobs::Knob& k = *used[i];
+        arm.name += (i ? "," : "") + k.id + (on ? "=on" : "=off");
+        arm.settings[k.id] =
+            checked_settings(ctx, json{{k.id, on ? k.on : k.off}}, where, host)[k.id];
+      }
+      x.arms.push_back(arm);
+    }
+  }
+  check_setting_models(ctx, x.settings, where + "/settings", x.model.model, used);
+  for (const Arm& arm : x.arms) {
+    if (has_knob)
+      check_setting_models(ctx, arm.settings, where + "/arms/" + arm.name, x.model.model, used);
+  }
+  x.name = e.contains("name") ? text(ctx, e, where, "name", "", true)
+                              : fmt::format("{}{}.{}-{}-{}", x.aa ? "aa." : "",
+                                            has_knob ? used.front()->id : [&] {
+                                              std::string s;
+                                              for (const auto& f : x.factors) s += (s.empty() ? "" : "+") + f;
+                                              return s;
+                                            }(),
+                                            x.model.model, x.model.preset, to_string(x.mode));
+  if (x.name.size() > kMaxNameLength) {
+    ctx.fail(where + "/name",
+             fmt::format("must be at most {} characters, got {}", kMaxNameLength, x.name.size()));
+  }
+  // The device: the suite's "device" field, or CUDA for a CUDA-only knob; it travels to the worker
+  // (and into the database) as the trial setting "device".
+  x.device = text(ctx, merged, where, "device", device_settings::default_device(used), false);
+  if (auto why = device_settings::reserved_error(device_settings::kDevice, x.device);
+      !why.empty()) {
+    ctx.fail(where + "/device", why);
+  }
+  for (const knobs::Knob* k : used) {
+    if (auto why = device_settings::device_mismatch(*k, x.device); !why.empty()) {
+      ctx.fail(where + "/device", why);
+    }
+  }
+  if (x.device == "cuda") x.settings[device_settings::kDevice] = "cuda";
+  for (const Arm& arm : x.arms) {
+    json settings = x.settings;
+    settings.update(arm.settings);
+    if (auto why = device_settings::capture_conflict(settings, x.mode); !why.empty()) {
+      ctx.fail(where + "/arms/" + arm.name, why);
+    }
+  }
+  for (const knobs::Knob* k : used) {
+    const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host, x.device);
+    if (!why.empty()) {
+      x.not_applicable = k->id + ": " + why;
+      break;
+    }
+  }
+  if (auto why = device_settings::device_unavailable(x.device, host);
+      x.not_applicable.empty() && !why.empty()) {
+    x.not_applicable = "device cuda: " + why;
+  }
+  // Distributed arms: the batch must split evenly into this host's ranks and their micro-batches
+  // (the rank count follows the cores or GPUs, so a suite can fit one host and not another).
+  for (const Arm& arm : x.arms) {
+    if (!x.not_applicable.empty()) break;
+    json settings = x.settings;
+    settings.update(arm.settings);
+    settings[device_settings::kDevice] = x.device;
+    const auto layout = multiproc::layout(settings, size_t(host.cores), size_t(host.gpus));
+    if (layout.role != "rank") continue;
+    const int micro = settings.contains("ddp_no_sync") ? multiproc::kNoSyncMicroBatches : 1;
+    const int64_t pieces = int64_t(layout.count) * micro;
+    if (x.batch % pieces != 0) {
+      x.not_applicable = fmt::format(
+          "{}: batch {} does not split into {} rank(s) × {} micro-batch(es) on this host ({} {}): "
+          "use a multiple of {}",
+          settings.contains("ddp_no_sync") ? "ddp_no_sync" : "ddp_scaling", x.batch, layout.count,
+          micro, x.device == "cuda" ? host.gpus : host.cores, x.device == "cuda" ? "GPUs" : "cores",
+          pieces);
+    }
+  }
+  return x;
+}
+
+std::string line_and_column(const std::string& text, size_t byte) {
+  size_t line = 1, column = 1;
+  // nlohmann's byte count is 1-based: the offending character is at byte − 1.
+  for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+// Where the nesting first goes deeper than kMaxDepth (brackets outside strings), or npos.
+size_t too_deep(const std::string& text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
+Suite parse(const std::string& text_in, const std::string& path, const knobs::HostCaps& host) {
+  Context ctx{path};
+  Suite s;
+  s.path = path;
+  s.hash = sha256_hex(text_in);
+  if (const size_t at = too_deep(text_in); at != std::string::npos) {
+    throw SuiteError(fmt::format("{}: {}: nested more than {} levels deep (a suite needs 5)", path,
+                                 line_and_column(text_in, at + 1), kMaxDepth));
+  }
+  try {
+    s.json = json::parse(text_in);
+  } catch (const json::parse_error& e) {
+    throw SuiteError(fmt::format("{}: {}: not valid JSON: {}", path,
+                                 line_and_column(text_in, e.byte), e.what()));
+  } catch (const json::exception& e) {
+    // A number beyond a double (1e309) is out_of_range, not a parse_error: it has no position.
+    throw SuiteError(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
+  const json& j = s.json;
+  if (!j.is_object()) ctx.fail("", "a suite must be a JSON object, got " + short_dump(j));
+  only_keys(ctx, j, "", {"name", "description", "defaults", "experiments"});
+  s.name = text(ctx, j, "", "name", "", true);
+  s.description = j.contains("description") ? text(ctx, j, "", "description", "", true) : "";
+  const json defaults = j.value("defaults", json::object());
+  if (!defaults.is_object()) ctx.fail("/defaults", "must be an object");
+  only_keys(ctx, defaults, "/defaults", kSharedFields);
+  if (!j.contains("experiments") || !j["experiments"].is_array() || j["experiments"].empty()) {
+    ctx.fail("/experiments", "must be a non-empty array of experiments");
+  }
+  for (size_t i = 0; i < j["experiments"].size(); ++i) {
+    const std::string where = fmt::format("/experiments/{}", i);
+    Experiment x = parse_experiment(ctx, j["experiments"][i], defaults, where, host);
+    for (const auto& other : s.experiments) {
+      if (other.name == x.name) ctx.fail(where, "experiment name \"" + x.name + "\" is used twice");
+    }
+    s.experiments.push_back(std::move(x));
+  }
+  return s;
+}
+
+Suite load(const std::string& path, const knobs::HostCaps& host) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SuiteError(path + ": cannot read the suite file (does it exist?)");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse(buffer.str(), path, host);
+}
+
+std::vector<TrialSpec> expand(const Suite& suite, const std::string& filter,
+                              const knobs::HostCaps& host) {
+  std::regex pattern;
+  try {
+    pattern = std::regex(filter.empty() ? ".*" : filter);
+  } catch (const std::regex_error& e) {
+    throw SuiteError(
+        fmt::format("--filter '{}' is not a valid regular expression: {}", filter, e.what()));
+  }
+  std::vector<TrialSpec> trials;
+  uint64_t experiment_seed = 1;
+  bool matched = false;
+  for (const auto& x : suite.experiments) {
+    ++experiment_seed;
+    if (!filter.empty() && !std::regex_search(x.name, pattern)) continue;
+    matched = true;
+    if (!x.not_applicable.empty()) continue;
+    for (int p = 0; p < x.processes; ++p) {
+      // ABBA: even rounds run the arms forward, odd rounds backward, so drift hits all alike.
+      for (size_t i = 0; i < x.arms.size(); ++i) {
+        const Arm& arm = x.arms[p % 2 == 0 ? i : x.arms.size() - 1 - i];
+        TrialSpec t;
+        t.experiment = x.name;
+        t.knob = x.knob;
+        t.arm = arm.name;
+        t.settings = knobs::base_settings(host);
+        for (const auto& [k, v] : x.settings.items()) t.settings[k] = v;
+        for (const auto& [k, v] : arm.settings.items()) t.settings[k] = v;
+        t.model = x.model;
+        t.mode = x.mode;
+        t.batch = x.batch;
+        t.warmup = x.warmup;
+        t.samples = x.samples;
+        t.iterations = x.iterations;
+        t.timeout_s = x.timeout_s;
+        t.process_index = p;
+        t.sequence = static_cast<int>(trials.size());
+        t.seed = experiment_seed;  // same weights and batch in every arm: the guard compares them
+        trials.push_back(std::move(t));
+      }
+    }
+  }
+  // Experiments that match but cannot run here (a CUDA suite on a host without a GPU) give no
+  // trials: the run completes and records why each is not applicable.
+  if (!matched) {
+    throw SuiteError(fmt::format("{}: no experiment matches --filter '{}'", suite.path, filter));
+  }
+  return trials;
+}
+
+}  // namespace tunebench::suite

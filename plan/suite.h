@@ -1,0 +1,86 @@
+// Suites as data: a JSON file of experiments, parsed once and validated up front into typed
+// structs, then expanded into the run's trials. A malformed suite is reported with the file, the
+// JSON path (and line and column where the parser knows it), the offending value and what would
+// be valid; nothing runs and nothing is written.
+//
+//   {
+//     "name": "smoke",
+//     "description": "…",
+//     "defaults": {"processes": 2, "warmup": 2, "samples": 5, "iterations": 1,
+//                  "timeout_s": 120, "batch": 8},
+//     "experiments": [
+//       {"knob": "no_grad", "model": "resnet50", "preset": "tiny", "mode": "infer"},
+//       {"knob": "omp_threads", "model": "gpt", "preset": "tiny", "mode": "infer",
+//        "arms": {"off": {"omp_threads": 1}, "on": {"omp_threads": 2}}},
+//       {"factorial": ["channels_last", "no_grad"], "model": "resnet50", "preset": "tiny",
+//        "mode": "infer"}
+//     ]
+//   }
+//
+// Per experiment (each may also be given in "defaults"): name (default knob.model-preset-mode),
+// options (model options), settings (applied to every arm), batch, processes (worker processes
+// per arm), warmup (iterations), samples (per process), iterations (per sample), timeout_s,
+// device ("cpu" or "cuda"; default "cuda" for a CUDA-only knob, else "cpu"). A CUDA experiment on
+// a host without a usable CUDA device is listed as not applicable with the reason.
+// "aa": true makes an experiment an A/A control: both arms run the knob's ON setting, so its
+// effect measures the noise floor and should come out as "no measurable effect".
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/records.h"
+#include "knobs/knobs.h"
+
+namespace tunebench::suite {
+
+class SuiteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Arm {
+  std::string name;  // "off", "on", "channels_last=on,no_grad=off"
+  nlohmann::json settings = nlohmann::json::object();  // knob id -> value (arm's own only)
+};
+
+struct Experiment {
+  std::string name;
+  std::string knob;                  // catalog id, or "factorial"
+  std::vector<std::string> factors;  // the knobs of a factorial experiment
+  models::ModelSpec model;
+  Mode mode = Mode::infer;
+  int64_t batch = 8;
+  nlohmann::json settings = nlohmann::json::object();  // shared by every arm
+  std::vector<Arm> arms;
+  int processes = 2;
+  int warmup = 2;
+  int samples = 5;
+  int iterations = 1;
+  double timeout_s = 300;
+  std::string not_applicable;  // why it cannot run on this host/build; empty when it can
+  bool aa = false;             // an A/A control: both arms run the knob's ON setting
+  std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)
+};
+
+struct Suite {
+  std::string path, name, description;
+  std::string hash;     // sha256 of the file's bytes
+  nlohmann::json json;  // as read
+  std::vector<Experiment> experiments;
+};
+
+// Reads and validates; throws SuiteError with one clear message.
+Suite load(const std::string& path, const knobs::HostCaps& host);
+Suite parse(const std::string& text, const std::string& path, const knobs::HostCaps& host);
+
+// The run's trials: for each applicable experiment whose name matches `filter` (ECMAScript regex,
+// empty = all), `processes` trials per arm in ABBA order (off, on, on, off, …; factorial cells
+// forward then reversed), each with base settings, the experiment's and the arm's. Empty when
+// every matching experiment is not applicable here; throws SuiteError when none matches.
+std::vector<TrialSpec> expand(const Suite& suite, const std::string& filter,
+                              const knobs::HostCaps& host);
+
+}  // namespace tunebench::suite

@@ -1,0 +1,222 @@
+#include "run/host.h"
+
+#include <ATen/Version.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+#include "platform/compat.h"
+#include "platform/device.h"
+#include "platform/nvml.h"
+#include "worker/ddp.h"
+#include "worker/script_forward.h"
+
+#ifndef TUNEBENCH_SOURCE_DIR
+#define TUNEBENCH_SOURCE_DIR "."
+#endif
+
+namespace tunebench::host {
+
+using nlohmann::json;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string trim(std::string s) {
+  s.erase(0, s.find_first_not_of(" \t\n"));
+  s.erase(s.find_last_not_of(" \t\n") + 1);
+  return s;
+}
+
+std::string first_line(const std::string& path) {
+  std::istringstream in(read_file(path));
+  std::string line;
+  std::getline(in, line);
+  return trim(line);
+}
+
+}  // namespace
+
+json host_fingerprint() {
+  json h;
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  h["hostname"] = name;
+  std::istringstream cpuinfo(read_file("/proc/cpuinfo"));
+  std::string line, model;
+  std::set<std::string> sockets;
+  while (std::getline(cpuinfo, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    if (key == "model name" && model.empty()) model = value;
+    if (key == "physical id") sockets.insert(value);
+  }
+  h["cpu_model"] = model;
+  h["cores"] = sysconf(_SC_NPROCESSORS_ONLN);
+  h["sockets"] = std::max<size_t>(1, sockets.size());
+  int nodes = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/devices/system/node", ec)) {
+    const std::string n = e.path().filename();
+    if (n.rfind("node", 0) == 0 && n.size() > 4 && isdigit(n[4])) ++nodes;
+  }
+  h["numa_nodes"] = std::max(1, nodes);
+  h["memory_bytes"] = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  const auto cuda = device::cuda_info();
+  h["gpu"] = cuda.device_count > 0 ? fmt::format("{} x {}", cuda.device_count, cuda.name) : "none";
+  h["gpu_memory_bytes"] = cuda.total_memory;
+  // NVML's driver version ("570.86.15"), else the kernel module's banner.
+  std::string driver = nvml::driver_version();
+  if (driver.empty()) driver = first_line("/proc/driver/nvidia/version");
+  h["gpu_driver"] = driver.empty() ? "none" : driver;
+  return h;
+}
+
+json software_fingerprint() {
+  json s;
+  s["tunebench"] = "0.1.0";
+  s["git_revision"] = git_revision();
+  s["libtorch_version"] = compat::torch_version();
+  s["libtorch_build"] = device::build_summary();
+  s["compiler"] = __VERSION__;
+  // The BLAS, LAPACK, oneDNN and OpenMP this LibTorch was configured with.
+  std::istringstream config(at::show_config());
+  std::string line;
+  json build = json::object();
+  while (std::getline(config, line)) {
+    line = trim(line);
+    for (const char* key : {"BLAS_INFO", "LAPACK_INFO", "CPU capability", "USE_OPENMP",
+                            "USE_MKLDNN", "USE_CUDA", "USE_CUDNN", "CUDA Runtime", "CuDNN"}) {
+      if (line.find(key) != std::string::npos) build[key] = line;
+    }
+    if (line.find("oneDNN") != std::string::npos || line.find("MKL-DNN") != std::string::npos ||
+        line.find("Intel(R) oneAPI Math Kernel") != std::string::npos ||
+        line.find("OpenMP") != std::string::npos) {
+      build[line.substr(0, line.find(' '))] = line;
+    }
+  }
+  s["libtorch_config"] = build;
+  // Debian's LibTorch calls the system's libblas.so.3: name the implementation it resolves to.
+  std::error_code ec;
+  const auto blas = std::filesystem::canonical("/usr/lib/x86_64-linux-gnu/libblas.so.3", ec);
+  s["system_blas"] = ec ? "none" : blas.string();
+  const auto cuda = device::cuda_info();
+  s["cuda"] = cuda.cuda_runtime.empty() ? "none" : cuda.cuda_runtime;
+  s["cudnn"] = cuda.cudnn.empty() ? "none" : cuda.cudnn;
+  return s;
+}
+
+HostState host_state() {
+  HostState state;
+  double load1 = 0, load5 = 0, load15 = 0;
+  std::string running_total;
+  std::istringstream(read_file("/proc/loadavg")) >> load1 >> load5 >> load15 >> running_total;
+  state.facts["load_average"] = {load1, load5, load15};
+  int procs_running = 0;
+  std::istringstream stat(read_file("/proc/stat"));
+  std::string line;
+  while (std::getline(stat, line)) {
+    if (line.rfind("procs_running", 0) == 0) procs_running = std::atoi(line.c_str() + 13);
+  }
+  const int others = std::max(0, procs_running - 1);  // less this process
+  state.facts["other_running_processes"] = others;
+  const std::string governor = first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  state.facts["cpu_governor"] = governor;
+  if (governor.empty()) {
+    state.facts["cpu_governor"] = "unavailable (no cpufreq: a virtual machine?)";
+  }
+  // Turbo/boost: the cpufreq "boost" switch, or intel_pstate's inverse "no_turbo".
+  const std::string boost = first_line("/sys/devices/system/cpu/cpufreq/boost");
+  const std::string no_turbo = first_line("/sys/devices/system/cpu/intel_pstate/no_turbo");
+  if (boost == "1" || no_turbo == "0") {
+    state.facts["turbo"] = "on";
+  } else if (boost == "0" || no_turbo == "1") {
+    state.facts["turbo"] = "off";
+  } else {
+    state.facts["turbo"] = "unavailable";
+  }
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (load1 > 0.5 * double(cores)) {
+    state.warnings.push_back(
+        fmt::format("load average {:.2f} over the last minute on {} cores", load1, cores));
+  }
+  if (others > 0) {
+    state.warnings.push_back(
+        fmt::format("{} other process{} running", others, others == 1 ? "" : "es"));
+  }
+  if (!governor.empty() && governor != "performance") {
+    state.warnings.push_back(
+        fmt::format("CPU frequency governor is '{}', not 'performance'", governor));
+  }
+  // Each GPU's clocks, temperature, power and throttle reasons (each trial reads them again at
+  // the start and end of its measured region); a GPU held down by anything but idleness is noted.
+  if (nvml::device_count() > 0) {
+    state.facts["gpus"] = json::array();
+    for (int i = 0; i < nvml::device_count(); ++i) {
+      const json gpu = nvml::device_state(i);
+      state.facts["gpus"].push_back(gpu);
+      for (const auto& reason : gpu.value("throttle_reasons", json::array())) {
+        if (reason != "gpu_idle") {
+          state.warnings.push_back(fmt::format("GPU {} clocks held down: {}", i, reason.dump()));
+        }
+      }
+    }
+  } else {
+    state.facts["gpus"] =
+        "none (" +
+        (nvml::unavailable_reason().empty() ? std::string("no GPU") : nvml::unavailable_reason()) +
+        ")";
+  }
+  state.facts["quiet"] = state.warnings.empty();
+  return state;
+}
+
+knobs::HostCaps capabilities() {
+  knobs::HostCaps caps = knobs::probe_host();
+  caps.cuda_reason = device::cuda_unavailable_reason();
+  caps.cuda = caps.cuda_reason.empty();
+  caps.gpus = caps.cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
+  for (const auto& [device, unsupported] :
+       {std::pair{c10::DeviceType::CPU, &caps.unsupported_on_cpu},
+        std::pair{c10::DeviceType::CUDA, &caps.unsupported_on_cuda}}) {
+    if (device == c10::DeviceType::CUDA && !caps.cuda) continue;  // the missing device says it
+    if (auto why = compat::fused_adamw_unavailable_reason(device); !why.empty()) {
+      (*unsupported)["fused_adamw"] = why;
+    }
+    if (auto why = ddp::unavailable_reason(device); !why.empty()) {
+      (*unsupported)["ddp_scaling"] = why;
+      (*unsupported)["ddp_no_sync"] = why;
+    }
+  }
+  // The TorchScript fuser's reason is the CPU's (on CUDA, NNC generates the kernels itself).
+  for (const auto& [id, why] : script_forward::unsupported()) caps.unsupported_on_cpu[id] = why;
+  return caps;
+}
+
+std::string git_revision() {
+  const std::string git = std::string(TUNEBENCH_SOURCE_DIR) + "/.git";
+  std::string head = first_line(git + "/HEAD");
+  if (head.empty()) return "unknown";
+  if (head.rfind("ref: ", 0) != 0) return head;
+  const std::string ref = head.substr(5);
+  std::string sha = first_line(git + "/" + ref);
+  if (!sha.empty()) return sha;
+  std::istringstream packed(read_file(git + "/packed-refs"));
+  std::string line;
+  while (std::getline(packed, line)) {
+    if (line.size() > 41 && line.substr(41) == ref) return line.substr(0, 40);
+  }
+  return "unknown";
+}
+
+}  // namespace tunebench::host

@@ -1,0 +1,534 @@
+#include "run/orchestrator.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <set>
+
+#include "core/multiproc.h"
+#include "knobs/knobs.h"
+#include "models/registry.h"
+#include "plan/suite.h"
+#include "run/host.h"
+#include "store/storage.h"
+
+namespace tunebench::orchestrator {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kStderrTail = 4096;
+
+std::string new_uuid() {
+  std::random_device rd;
+  std::mt19937_64 gen((uint64_t(rd()) << 32) ^ rd() ^
+                      uint64_t(Clock::now().time_since_epoch().count()));
+  uint64_t hi = gen(), lo = gen();
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;              // version 4
+  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);  // variant 1
+  const std::string h = fmt::format("{:016x}{:016x}", hi, lo);
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
+         "-" + h.substr(20);
+}
+
+std::string duration(double s) {
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  return fmt::format("{}m{:02d}s", int(s) / 60, int(s) % 60);
+}
+
+// The environment a worker gets: a few variables a process needs, and the knobs' own.
+std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup& setup) {
+  std::map<std::string, std::string> env;
+  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "LD_LIBRARY_PATH"}) {
+    if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  if (!env.count("PATH")) env["PATH"] = "/usr/bin:/bin";
+  for (const auto& [k, v] : setup.env) env[k] = v;
+  std::string preload;
+  for (const auto& lib : setup.preload) preload += (preload.empty() ? "" : ":") + lib;
+  if (!preload.empty()) env["LD_PRELOAD"] = preload;
+  return env;
+}
+
+TrialResult interpret(const WorkerOutcome& w, const TrialSpec& spec) {
+  TrialResult r;
+  auto failed = [&](const std::string& why) {
+    r.status = "failed";
+    r.error = why;
+    r.worker_stderr = w.err_tail;
+    return r;
+  };
+  if (w.timed_out)
+    return failed(
+        fmt::format("timed out after {:.0f} s; its process group was killed", spec.timeout_s));
+  json parsed = json::parse(w.out, nullptr, /*allow_exceptions=*/false);
+  if (w.signal) {
+    return failed(fmt::format("worker killed by signal {} ({}){}", w.signal, strsignal(w.signal),
+                              w.signal == SIGKILL ? ": killed from outside, e.g. by the kernel's "
+                                                    "out-of-memory killer"
+                                                  : ""));
+  }
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return failed(fmt::format("worker exited with code {} and printed no result{}", w.exit_code,
+                              w.out.empty() ? "" : ": " + w.out.substr(0, 200)));
+  }
+  try {
+    r = trial_result_from_json(parsed);
+  } catch (const std::exception& e) {
+    return failed(std::string("worker printed a malformed result: ") + e.what());
+  }
+  r.worker_stderr = w.err_tail;
+  if (w.exit_code != 0 && r.status == "ok")
+    return failed(fmt::format("worker exited with code {}", w.exit_code));
+  return r;
+}
+
+// Bytes of memory the kernel says can be had now without swapping (MemAvailable).
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+// Empty when every experiment's estimated memory fits in what is available; otherwise the
+// message that refuses the run before anything starts.
+std::string memory_refusal(const std::vector<TrialSpec>& trials) {
+  const double available = available_memory_bytes();
+  if (available <= 0) return "";
+  std::set<std::string> seen;
+  for (const auto& t : trials) {
+    if (!seen.insert(t.experiment).second) continue;
+    const double need = models::estimate_trial_bytes(t.model, t.batch, t.mode == Mode::train);
+    if (need > available) {
+      return fmt::format(
+          "experiment {} ({}/{} {}, batch {}) needs an estimated {:.1f} GiB (weights, gradients "
+          "and "
+          "optimizer state, activations, LibTorch), more than the {:.1f} GiB available now: lower "
+          "the batch or use a smaller preset",
+          t.experiment, t.model.model, t.model.preset, to_string(t.mode), t.batch, need / (1 << 30),
+          available / (1 << 30));
+    }
+  }
+  return "";
+}
+
+volatile sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+
+}  // namespace
+
+WorkerOutcome spawn(const std::vector<std::string>& argv,
+                    const std::map<std::string, std::string>& env, const std::string& input,
+                    double timeout_s, const volatile sig_atomic_t* interrupt) {
+  return spawn_all({{argv, env, input}}, timeout_s, interrupt).front();
+}
+
+std::vector<WorkerOutcome> spawn_all(const std::vector<Command>& commands, double timeout_s,
+                                     const volatile sig_atomic_t* interrupt) {
+  struct Child {
+    pid_t pid = -1;
+    int out = -1, err = -1;
+    std::string err_text;
+    bool reaped = false;
+  };
+  const size_t n = commands.size();
+  std::vector<WorkerOutcome> outcomes(n);
+  std::vector<Child> children(n);
+  const auto start = Clock::now();
+  for (size_t c = 0; c < n; ++c) {
+    int in[2], out[2], err[2];
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+      throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+    }
+    // Everything execve needs is built before fork: the child only calls async-signal-safe
+    // functions.
+    std::vector<std::string> env_strings;
+    for (const auto& [k, v] : commands[c].env) env_strings.push_back(k + "=" + v);
+    std::vector<char*> cargv, cenv;
+    for (const auto& a : commands[c].argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    for (const auto& e : env_strings) cenv.push_back(const_cast<char*>(e.c_str()));
+    cenv.push_back(nullptr);
+
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
+    if (pid == 0) {
+      setpgid(0, 0);  // its own process group, so a timeout kills everything it started
+      dup2(in[0], STDIN_FILENO);
+      dup2(out[1], STDOUT_FILENO);
+      dup2(err[1], STDERR_FILENO);
+      execve(cargv[0], cargv.data(), cenv.data());
+      const char msg[] = "tunebench: execve of the worker failed\n";
+      (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+      _exit(127);
+    }
+    setpgid(pid, pid);
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    // The trial is small (≪ a pipe buffer); a worker that died early gives EPIPE, ignored here.
+    (void)!write(in[1], commands[c].input.data(), commands[c].input.size());
+    close(in[1]);
+    children[c].pid = pid;
+    children[c].out = out[0];
+    children[c].err = err[0];
+  }
+
+  // Reaps child c once both its pipes are closed; a failure ends its siblings.
+  bool failure = false;
+  auto reap = [&](size_t c) {
+    int status = 0;
+    waitpid(children[c].pid, &status, 0);
+    kill(-children[c].pid, SIGKILL);  // anything the worker left behind in its group
+    children[c].reaped = true;
+    if (WIFEXITED(status)) outcomes[c].exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) outcomes[c].signal = WTERMSIG(status);
+    if (outcomes[c].signal || outcomes[c].exit_code != 0) failure = true;
+    outcomes[c].seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  const auto deadline = start + std::chrono::duration<double>(timeout_s);
+  char buf[65536];
+  bool timed_out = false, interrupted = false;
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> owner;
+    for (size_t c = 0; c < n; ++c) {
+      for (int fd : {children[c].out, children[c].err}) {
+        if (fd >= 0) {
+          fds.push_back({fd, POLLIN, 0});
+          owner.push_back(c);
+        }
+      }
+    }
+    if (fds.empty() || (failure && n > 1)) break;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    if (interrupt && *interrupt) {
+      interrupted = true;
+      break;
+    }
+    const int ready = poll(fds.data(), fds.size(), int(std::min<long long>(left, 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    for (size_t f = 0; f < fds.size(); ++f) {
+      if (!(fds[f].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Child& child = children[owner[f]];
+      const bool is_out = fds[f].fd == child.out;
+      const ssize_t got = read(fds[f].fd, buf, sizeof(buf));
+      if (got <= 0) {
+        close(fds[f].fd);
+        (is_out ? child.out : child.err) = -1;
+        if (child.out < 0 && child.err < 0) reap(owner[f]);
+        continue;
+      }
+      std::string& target = is_out ? outcomes[owner[f]].out : child.err_text;
+      target.append(buf, size_t(got));
+      if (!is_out && target.size() > 4 * kStderrTail) {
+        target.erase(0, target.size() - kStderrTail);
+      }
+    }
+  }
+  for (size_t c = 0; c < n; ++c) {
+    Child& child = children[c];
+    if (!child.reaped) {
+      kill(-child.pid, SIGKILL);
+      outcomes[c].timed_out = timed_out;
+      outcomes[c].interrupted = interrupted;
+      outcomes[c].sibling_failed = !timed_out && !interrupted;
+      reap(c);
+    }
+    for (int fd : {child.out, child.err}) {
+      if (fd >= 0) close(fd);
+    }
+    if (child.err_text.size() > kStderrTail) {
+      child.err_text.erase(0, child.err_text.size() - kStderrTail);
+    }
+    outcomes[c].err_tail = child.err_text;
+  }
+  return outcomes;
+}
+
+namespace {
+
+// Runs `trials` (the run's missing ones) into `db`, checks and stores each, and finishes the run.
+// `total` is the run's trial count; `done`, `failed`, `invalid` count trials stored before.
+// `gpus`: the CUDA devices here, one per rank of a distributed CUDA trial.
+int execute(storage::Database& db, const std::string& run_uuid,
+            const std::vector<TrialSpec>& trials, std::map<std::string, double> guard_reference,
+            int failed, int invalid, const RunOptions& options, int gpus) {
+  const bool tty = isatty(STDERR_FILENO) && !options.quiet;
+  auto say = [&](const std::string& line) {
+    if (!options.quiet) std::cerr << (tty ? "\r\033[K" : "") << line << "\n";
+  };
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const std::string& exe = options.worker_executable;
+  std::string resolved_exe = exe;
+  if (exe == "/proc/self/exe") {
+    char path[4096];
+    const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    if (n > 0) resolved_exe.assign(path, size_t(n));
+  }
+  const std::vector<int> cpus = multiproc::allowed_cpus();
+  const auto start = Clock::now();
+  for (size_t i = 0; i < trials.size() && !g_interrupted; ++i) {
+    const TrialSpec& t = trials[i];
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double eta = i ? elapsed / double(i) * double(trials.size() - i) : 0;
+    if (tty) {
+      std::cerr << fmt::format("\r\033[Ktrial {}/{} {} [{}] elapsed {} eta {}", i + 1,
+                               trials.size(), t.experiment, t.arm, duration(elapsed),
+                               i ? duration(eta) : "?")
+                << std::flush;
+    }
+    // One worker process, or several at once for multi_instance and the distributed knobs
+    // (multiproc.h): each is checked against its own settings, then they are combined.
+    const multiproc::Rendezvous rendezvous;
+    std::vector<TrialSpec> parts;
+    TrialResult r;
+    try {
+      parts = multiproc::split(t, cpus, rendezvous.dir(), gpus);
+    } catch (const std::invalid_argument& e) {
+      r.error = e.what();  // stored as failed, nothing started
+    }
+    std::vector<Command> commands;
+    for (const auto& part : parts) {
+      const auto setup = knobs::process_setup(part.settings);
+      // Under a launcher (numactl) /proc/self/exe would name the launcher: give it the real path.
+      std::vector<std::string> argv = setup.launcher;
+      argv.push_back(setup.launcher.empty() ? exe : resolved_exe);
+      argv.push_back("worker");
+      commands.push_back({argv, worker_environment(setup), to_json(part).dump()});
+    }
+    if (!commands.empty()) {
+      const auto outcomes = spawn_all(commands, t.timeout_s, &g_interrupted);
+      // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
+      // marked interrupted with every finished trial kept.
+      if (outcomes.front().interrupted) break;
+      std::vector<TrialResult> results;
+      for (size_t p = 0; p < parts.size(); ++p) {
+        TrialResult pr = interpret(outcomes[p], parts[p]);
+        if (outcomes[p].sibling_failed) pr.error = "stopped: another process of the trial failed";
+        if (pr.status == "ok") {
+          const auto wrong = knobs::check_evidence(parts[p].settings, t.mode, pr.evidence);
+          if (!wrong.empty()) {
+            pr.status = "invalid";
+            for (const auto& why : wrong) pr.error += (pr.error.empty() ? "" : "; ") + why;
+          }
+        }
+        results.push_back(std::move(pr));
+      }
+      r = multiproc::combine(t, parts, std::move(results));
+    }
+    if (r.status == "ok") {
+      auto [it, first] = guard_reference.emplace(t.experiment, r.check_value);
+      const double tolerance = knobs::guard_tolerance(t.knob, t.settings);
+      const double diff =
+          std::abs(r.check_value - it->second) / std::max(std::abs(it->second), 1e-12);
+      if (!first && diff > tolerance) {
+        r.status = "invalid";
+        r.error = fmt::format(
+            "correctness guard: this arm computes {:.6g}, the experiment's first trial "
+            "{:.6g} (relative difference {:.2g} > tolerance {:.2g})",
+            r.check_value, it->second, diff, tolerance);
+      }
+    }
+    if (r.status == "failed") ++failed;
+    if (r.status == "invalid") ++invalid;
+    try {
+      db.store_trial(run_uuid, t, r);
+    } catch (const storage::StorageError& e) {
+      std::cerr << "\ntunebench: error: storing trial " << i + 1 << ": " << e.what() << "\n";
+      db.finish_run(run_uuid, "failed", now_iso8601());
+      return 1;
+    }
+    if (!tty && !options.quiet) {
+      const double median_ms =
+          r.items_per_second > 0 ? 1e3 * double(t.batch) / r.items_per_second : 0;
+      say(fmt::format("trial {}/{} {} [{}] {}{}", i + 1, trials.size(), t.experiment, t.arm,
+                      r.status,
+                      r.status == "ok" ? fmt::format(": median {:.3g} ms/iteration", median_ms)
+                                       : ": " + r.error));
+    } else if (r.status != "ok") {
+      say(fmt::format("trial {}/{} {} [{}] {}: {}", i + 1, trials.size(), t.experiment, t.arm,
+                      r.status, r.error));
+    }
+  }
+  const std::string status = g_interrupted         ? "interrupted"
+                             : (failed || invalid) ? "completed with failures"
+                                                   : "completed";
+  db.finish_run(run_uuid, status, now_iso8601());
+  if (tty) std::cerr << "\r\033[K";
+  say(fmt::format("run {} {}: {} trials, {} failed, {} invalid, in {}", run_uuid, status,
+                  db.trials(run_uuid).size(), failed, invalid,
+                  duration(std::chrono::duration<double>(Clock::now() - start).count())));
+  if (status == "interrupted") {
+    say("resume with: tunebench run --resume " + run_uuid.substr(0, 8) + " --db " +
+        options.db_path);
+  }
+  say("see: tunebench show " + run_uuid.substr(0, 8) + " --db " + options.db_path);
+  return status == "completed" ? 0 : 1;
+}
+
+// `tunebench run --resume RUN`: the stored suite is expanded again (same order, same seeds) and
+// only the trials the database does not hold yet are run.
+int resume(const RunOptions& options) {
+  const knobs::HostCaps caps = host::capabilities();
+  std::unique_ptr<storage::Database> db;
+  std::string uuid;
+  storage::Database::StoredRun stored;
+  try {
+    db = std::make_unique<storage::Database>(options.db_path);
+    uuid = storage::resolve_run(*db, options.resume);
+    stored = db->run(uuid);
+  } catch (const storage::StorageError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return 2;
+  }
+  std::vector<TrialSpec> all;
+  try {
+    const json& saved = stored.record.suite;
+    const suite::Suite s =
+        suite::parse(saved.at("suite").dump(), saved.value("path", "stored suite"), caps);
+    all = suite::expand(s, saved.value("filter", ""), caps);
+  } catch (const std::exception& e) {
+    std::cerr << "tunebench: error: cannot resume run " << uuid << ": " << e.what() << "\n";
+    return 2;
+  }
+  std::set<int> done;
+  std::map<std::string, double> guard_reference;
+  int failed = 0, invalid = 0;
+  for (const auto& t : db->trials(uuid)) {
+    done.insert(t.spec.sequence);
+    if (t.result.status == "failed") ++failed;
+    if (t.result.status == "invalid") ++invalid;
+    if (t.result.status == "ok") guard_reference.emplace(t.spec.experiment, t.result.check_value);
+  }
+  std::vector<TrialSpec> missing;
+  for (auto& t : all) {
+    t.run_uuid = uuid;
+    if (!done.count(t.sequence)) missing.push_back(t);
+  }
+  if (!options.quiet) {
+    std::cerr << fmt::format("resuming run {} ({}): {} of {} trials stored, {} to run\n", uuid,
+                             stored.status, done.size(), all.size(), missing.size());
+  }
+  if (missing.empty() && stored.status != "running" && stored.status != "interrupted") {
+    if (!options.quiet) std::cerr << "nothing to resume: the run is " << stored.status << "\n";
+    return stored.status == "completed" ? 0 : 1;
+  }
+  db->reopen_run(uuid);
+  return execute(*db, uuid, missing, guard_reference, failed, invalid, options, caps.gpus);
+}
+
+}  // namespace
+
+int run(const RunOptions& options) {
+  if (!options.resume.empty()) return resume(options);
+  const knobs::HostCaps caps = host::capabilities();
+  suite::Suite suite;
+  std::vector<TrialSpec> trials;
+  try {
+    suite = suite::load(options.suite_path, caps);
+    trials = suite::expand(suite, options.filter, caps);
+  } catch (const suite::SuiteError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\nNothing was run or written.\n";
+    return 2;
+  }
+  if (const std::string refusal = memory_refusal(trials); !refusal.empty()) {
+    std::cerr << "tunebench: error: " << options.suite_path << ": " << refusal
+              << ".\nNothing was run or written.\n";
+    return 2;
+  }
+  std::unique_ptr<storage::Database> db;
+  try {
+    db = std::make_unique<storage::Database>(options.db_path);
+  } catch (const storage::StorageError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return 2;
+  }
+
+  RunRecord run;
+  run.uuid = new_uuid();
+  run.suite_name = suite.name;
+  run.suite_hash = suite.hash;
+  json not_applicable = json::array();
+  for (const auto& x : suite.experiments) {
+    if (!x.not_applicable.empty())
+      not_applicable.push_back({{"experiment", x.name}, {"reason", x.not_applicable}});
+  }
+  // The catalog's claim for every knob the suite uses, so that reports show claim and measurement
+  // side by side from the database alone.
+  json claims = json::object();
+  for (const auto& x : suite.experiments) {
+    std::vector<std::string> ids = x.factors;
+    for (const auto& arm : x.arms) {
+      for (const auto& [id, value] : arm.settings.items()) ids.push_back(id);
+    }
+    for (const auto& id : ids) {
+      if (const knobs::Knob* k = knobs::find(id)) {
+        claims[id] = {{"change", k->change},
+                      {"claim", k->claim},
+                      {"false_claim", k->false_claim},
+                      {"where", k->where},
+                      {"memory_effect", k->memory_effect}};
+      }
+    }
+  }
+  run.suite = {{"path", suite.path},
+               {"suite", suite.json},
+               {"not_applicable", not_applicable},
+               {"filter", options.filter},
+               {"claims", claims}};
+  run.label = options.label;
+  run.git_revision = host::git_revision();
+  run.command_line = options.command_line;
+  run.started_at = now_iso8601();
+  run.host = host::host_fingerprint();
+  run.software = host::software_fingerprint();
+  const host::HostState state = host::host_state();
+  run.host_state = state.facts;
+  run.host_state["warnings"] = state.warnings;
+  run.host_quiet = state.warnings.empty();
+  for (auto& t : trials) t.run_uuid = run.uuid;
+  db->begin_run(run);
+
+  if (!options.quiet) {
+    std::cerr << fmt::format("run {} of suite {} ({} trials, {} not applicable) into {}\n",
+                             run.uuid, suite.name, trials.size(), not_applicable.size(),
+                             options.db_path);
+    for (const auto& w : state.warnings) std::cerr << "warning: host is not quiet: " << w << "\n";
+    for (const auto& na : not_applicable) {
+      std::cerr << "not applicable: " << na["experiment"].get<std::string>() << ": "
+                << na["reason"].get<std::string>() << "\n";
+    }
+  }
+  return execute(*db, run.uuid, trials, {}, 0, 0, options, caps.gpus);
+}
+
+}  // namespace tunebench::orchestrator

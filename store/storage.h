@@ -1,0 +1,145 @@
+// The results database: one SQLite file (results/tunebench.sqlite by default) holding every run,
+// its host and software fingerprints, every trial's settings and every sample. The schema and
+// its views are documented in results/README.md; PRAGMA user_version is the schema version.
+// No torch.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/records.h"
+
+namespace SQLite {
+class Database;
+}
+
+namespace tunebench::storage {
+
+// The schema this build writes and the newest it reads. Bump it together with a new entry in
+// the migration list in storage.cpp and a note in results/README.md.
+constexpr int kSchemaVersion = 2;
+
+// Anything the database refused. sqlite_code() is SQLite's primary result code (e.g. 19,
+// SQLITE_CONSTRAINT) where the error came from SQLite, 0 where it did not.
+class StorageError : public std::runtime_error {
+ public:
+  StorageError(const std::string& what, int sqlite_code = 0);
+  int sqlite_code() const { return sqlite_code_; }
+
+ private:
+  int sqlite_code_;
+};
+
+class Database {
+ public:
+  // Opens or creates the file (creating its parent folder). Sets journal_mode=WAL,
+  // foreign_keys=ON, busy_timeout=10000 ms. A new file gets the schema; a file with an older
+  // user_version is migrated in one transaction, after a backup copy of the file is written
+  // beside it (backup_path()). A newer schema, a file that is not an SQLite
+  // database, or an SQLite database that is not tunebench's (tables but no schema version) is
+  // refused with a StorageError naming the path and what is wrong, and the file is left
+  // unmodified.
+  explicit Database(const std::string& path);
+  ~Database();
+  Database(Database&&) noexcept;
+  Database& operator=(Database&&) noexcept;
+
+  int schema_version() const;
+  const std::string& path() const { return path_; }
+  // When this open migrated an older file: the version it had (0 otherwise) and the backup copy
+  // written beside it before the migration ("<path>.schema-v1.bak").
+  int migrated_from() const { return migrated_from_; }
+  const std::string& backup_path() const { return backup_path_; }
+
+  // Inserts the run with status "running" and its host and software fingerprints, each stored
+  // once in its own table keyed by sha256_hex of its canonical JSON dump. One transaction.
+  void begin_run(const RunRecord& run);
+  // Stores one trial and its samples in one transaction; returns the trial id. Unknown run,
+  // a sequence number already stored for the run, or a NaN sample → StorageError, nothing stored.
+  int64_t store_trial(const std::string& run_uuid, const TrialSpec& spec,
+                      const TrialResult& result);
+  // status: "completed", "completed with failures", "interrupted", "failed"; ended_at ISO 8601 UTC.
+  void finish_run(const std::string& run_uuid, const std::string& status,
+                  const std::string& ended_at);
+  // Marks a run "running" again (ended_at cleared) for `tunebench run --resume`.
+  void reopen_run(const std::string& run_uuid);
+
+  std::optional<std::string> latest_run_uuid() const;  // by started_at then insertion order
+  std::vector<std::string> run_uuids() const;          // oldest first
+
+  struct StoredRun {
+    RunRecord record;
+    std::string status, ended_at;  // ended_at is empty while the run is "running"
+  };
+  StoredRun run(const std::string& uuid) const;  // StorageError if unknown
+
+  struct StoredTrial {
+    int64_t id;
+    TrialSpec spec;
+    TrialResult result;
+  };
+  // In sequence order, samples filled in.
+  std::vector<StoredTrial> trials(const std::string& run_uuid) const;
+
+  // A benchmark's noise floor on one host and software for one suite, from repeated A/A runs
+  // (`tunebench calibrate`).
+  struct NoiseFloor {
+    std::string experiment, arm;
+    std::vector<std::string> run_uuids;  // the A/A runs it was measured on
+    double sigma_log = 0;                // standard deviation of ln(run median) across them
+    double false_alarm = 0, power = 0;   // what min_detectable is computed for
+    int baseline_runs = 0;               // baseline window min_detectable assumes
+    double min_detectable = 0;           // smallest detectable slowdown, fraction
+    std::string calibrated_at;
+  };
+  // Replaces the floors of the host, software and suite of `reference_run` (one transaction).
+  void store_noise_floors(const std::string& reference_run, const std::vector<NoiseFloor>& floors);
+  // The floors that apply to `run_uuid`: same host and software fingerprints and suite.
+  std::vector<NoiseFloor> noise_floors(const std::string& run_uuid) const;
+
+  // What `tunebench check` found for a run. kind: "regression", "step change", "stopped helping".
+  struct Finding {
+    std::string experiment, arm, kind;
+    double ratio = NAN, lo = NAN, hi = NAN;  // NaN stored as NULL
+    std::string detail;
+  };
+  // Replaces the run's stored findings with these (one transaction; none = the run is clean).
+  void store_findings(const std::string& run_uuid, const std::vector<std::string>& baseline,
+                      double threshold, const std::string& checked_at,
+                      const std::vector<Finding>& findings);
+  std::vector<Finding> findings(const std::string& run_uuid) const;
+
+  // Imports the runs of another tunebench database (another machine's) into this one, in one
+  // transaction: runs whose uuid is already here are skipped (importing twice stores once),
+  // runs still "running" there are skipped, hosts and software keep their fingerprints (so
+  // different machines stay distinct), noise floors absent here and the findings of imported
+  // runs come along. The other file is opened read-only and never modified; a newer schema, a
+  // file that is not SQLite or not tunebench's, or this same file → StorageError, nothing
+  // imported.
+  struct MergeResult {
+    std::vector<std::string> imported, already_here, still_running;
+    int hosts_added = 0;
+  };
+  MergeResult merge_from(const std::string& other_path);
+
+  // The open connection, for read-only queries of the views (reports, exports, tests). A
+  // statement still holding a row makes this object's next write fail: finish or destroy it.
+  const SQLite::Database& connection() const { return *db_; }
+
+ private:
+  std::string path_;
+  std::unique_ptr<SQLite::Database> db_;
+  int migrated_from_ = 0;
+  std::string backup_path_;
+};
+
+// Resolves "latest" or a uuid prefix (at least 4 characters, unique) to a full run uuid;
+// StorageError listing the candidates otherwise.
+std::string resolve_run(const Database& db, const std::string& what);
+
+}  // namespace tunebench::storage

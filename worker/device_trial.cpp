@@ -1,0 +1,38 @@
+#include "worker/device_trial.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "knobs/device_settings.h"
+#include "platform/device.h"
+
+#ifdef TUNEBENCH_CUDA
+#include "worker/cuda_runtime.h"
+#endif
+
+namespace tunebench::device_trial {
+
+c10::ScalarType DeviceTrial::amp_dtype(const nlohmann::json& value) const {
+  return value == "fp16" ? torch::kHalf : torch::kBFloat16;
+}
+
+double DeviceTrial::time(const Step& iteration) {
+  const auto start = std::chrono::steady_clock::now();
+  auto out = iteration();
+  (void)out;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::unique_ptr<DeviceTrial> make(const TrialSpec& spec) {
+  if (device_settings::device_of(spec.settings) == "cpu") return std::make_unique<DeviceTrial>();
+  if (auto why = device::cuda_unavailable_reason(); !why.empty()) {
+    throw std::runtime_error("device cuda: " + why);
+  }
+#ifdef TUNEBENCH_CUDA
+  return cuda_runtime::make(spec);
+#else
+  throw std::runtime_error("device cuda: this build has no CUDA code paths");
+#endif
+}
+
+}  // namespace tunebench::device_trial
