@@ -16,6 +16,7 @@
 #include "analysis/export.h"
 #include "knobs/knobs.h"
 #include "models/registry.h"
+#include "plan/plan.h"
 #include "plan/suite.h"
 #include "platform/device.h"
 #include "run/host.h"
@@ -162,11 +163,11 @@ int list_command(const std::string& suites_dir) {
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     try {
-      const auto s = suite::load(f.string(), host);
+      const auto s = suite::load(f.string());
       fmt::print("  {} ({}): {}\n", s.name, f.string(), s.description);
-      for (const auto& x : s.experiments) {
+      for (const auto& [x, why] : plan::make(s, host).experiments) {
         fmt::print("    {:<44} {} arms x {} processes{}\n", x.name, x.arms.size(), x.processes,
-                   x.not_applicable.empty() ? "" : "  not applicable: " + x.not_applicable);
+                   why.empty() ? "" : "  not applicable: " + why);
       }
     } catch (const suite::SuiteError& e) {
       fmt::print("  {}: invalid: {}\n", f.string(), e.what());

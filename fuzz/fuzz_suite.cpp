@@ -28,6 +28,7 @@
 #include "core/records.h"
 #include "knobs/knobs.h"
 #include "models/registry.h"
+#include "plan/plan.h"
 #include "plan/suite.h"
 
 namespace {
@@ -112,18 +113,19 @@ void one_input(const std::string& input) {
   const knobs::HostCaps h = host();
   suite::Suite s;
   try {
-    s = suite::parse(input, "fuzz.json", h);
+    s = suite::parse(input, "fuzz.json");
   } catch (const suite::SuiteError& e) {
     if (std::strlen(e.what()) == 0) finding("SuiteError without a message", input);
     return;
   }
   if (s.name.empty() || s.experiments.empty())
     finding("a suite without name or experiments", input);
+  const plan::Plan p = plan::make(s, h);
   std::vector<TrialSpec> trials;
   try {
-    trials = suite::expand(s, "", h);
+    trials = plan::trials(p, "");
   } catch (const suite::SuiteError& e) {
-    for (const auto& x : s.experiments) {
+    for (const auto& x : p.experiments) {
       if (x.not_applicable.empty()) {
         finding(std::string("expand refused a suite with an applicable experiment: ") + e.what(),
                 input);
@@ -143,7 +145,7 @@ void one_input(const std::string& input) {
   // --resume parses the stored suite again and must get the same trials.
   std::vector<TrialSpec> again;
   try {
-    again = suite::expand(suite::parse(s.json.dump(), "stored suite", h), "", h);
+    again = plan::trials(plan::make(suite::parse(s.json.dump(), "stored suite"), h), "");
   } catch (const suite::SuiteError& e) {
     finding(std::string("the stored suite does not parse again: ") + e.what(), input);
   }

@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <regex>
 #include <sstream>
 
-#include "core/multiproc.h"
 #include "knobs/device_settings.h"
 #include "knobs/exec_knobs.h"
 #include "models/registry.h"
@@ -87,8 +85,7 @@ const knobs::Knob& knob_of(const Context& ctx, const json& id, const std::string
   return *k;
 }
 
-json checked_settings(const Context& ctx, const json& settings, const std::string& where,
-                      const knobs::HostCaps& host) {
+json checked_settings(const Context& ctx, const json& settings, const std::string& where) {
   if (!settings.is_object()) ctx.fail(where, "must be an object of knob id -> value");
   json out = json::object();
   for (const auto& [id, value] : settings.items()) {
@@ -114,19 +111,21 @@ json checked_settings(const Context& ctx, const json& settings, const std::strin
     } catch (const std::invalid_argument& e) {
       ctx.fail(where + "/" + id, fmt::format("{} {}, got {}", id, e.what(), short_dump(value)));
     }
-    out[id] = (id == "omp_threads" && value == "all") ? json(host.cores) : value;
+    out[id] = value;  // host-dependent values ("all") are resolved by the plan (plan/plan.cpp)
   }
   return out;
 }
 
 // A setting of another knob that does not apply to the model would reach the worker as a build
 // option the model lacks (inplace_act on gpt) and fail every trial: refused up front. The
-// experiment's own knobs (`used`) are not checked here: they make it not applicable instead.
+// experiment's own knobs (`varied`) are not checked here: they make it not applicable instead.
 void check_setting_models(const Context& ctx, const json& settings, const std::string& where,
-                          const std::string& model, const std::vector<const knobs::Knob*>& used) {
+                          const std::string& model, const std::vector<std::string>& varied) {
   for (const auto& [id, value] : settings.items()) {
     const knobs::Knob* k = knobs::find(id);
-    if (!k || k->models.empty() || std::find(used.begin(), used.end(), k) != used.end()) continue;
+    if (!k || k->models.empty() || std::find(varied.begin(), varied.end(), id) != varied.end()) {
+      continue;
+    }
     if (std::find(k->models.begin(), k->models.end(), model) == k->models.end()) {
       std::string list;
       for (const auto& m : k->models) list += (list.empty() ? "" : ", ") + m;
@@ -139,16 +138,8 @@ const std::vector<std::string> kSharedFields{"processes", "warmup",  "samples", 
                                              "timeout_s", "batch",   "mode",     "model",
                                              "preset",    "options", "settings", "device"};
 
-Experiment parse_experiment(const Context& ctx, const json& e, const json& defaults,
-                            const std::string& where, const knobs::HostCaps& host) {
-  if (!e.is_object()) ctx.fail(where, "must be an object, got " + short_dump(e));
-  std::vector<std::string> allowed = kSharedFields;
-  for (const char* k : {"name", "knob", "factorial", "arms", "aa"}) allowed.push_back(k);
-  only_keys(ctx, e, where, allowed);
-  json merged = defaults;
-  for (const auto& [k, v] : e.items()) merged[k] = v;
-
-  Experiment x;
+// The fields an experiment shares with "defaults" (`merged`): model, mode, counts, settings.
+void parse_shared(const Context& ctx, const json& merged, const std::string& where, Experiment& x) {
   x.model.model = text(ctx, merged, where, "model", "", true);
   x.model.preset = text(ctx, merged, where, "preset", "", true);
   x.model.options = merged.value("options", json::object());
@@ -168,94 +159,101 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
   x.samples = number<int>(ctx, merged, where, "samples", 5, 1, 1000000);
   x.iterations = number<int>(ctx, merged, where, "iterations", 1, 1, 1000000);
   x.timeout_s = number<double>(ctx, merged, where, "timeout_s", 300, 1, 7 * 24 * 3600);
-  x.settings =
-      checked_settings(ctx, merged.value("settings", json::object()), where + "/settings", host);
+  x.settings = checked_settings(ctx, merged.value("settings", json::object()), where + "/settings");
+}
 
-  const bool has_knob = e.contains("knob"), has_factorial = e.contains("factorial");
-  if (has_knob == has_factorial) ctx.fail(where, "needs exactly one of \"knob\" or \"factorial\"");
+// One knob's experiment: its off and on arms (the catalog's, or the suite's "arms"), or for an
+// A/A control the knob's ON setting in both.
+void parse_knob_arms(const Context& ctx, const json& e, const std::string& where, Experiment& x) {
+  const knobs::Knob& k = knob_of(ctx, e["knob"], where + "/knob");
+  x.knob = k.id;
+  x.varied.push_back(k.id);
+  if (e.contains("aa") && !e["aa"].is_boolean()) {
+    ctx.fail(where + "/aa", "must be true or false, got " + short_dump(e["aa"]));
+  }
+  const bool aa = e.value("aa", false);
+  if (aa && e.contains("arms"))
+    ctx.fail(where + "/arms", "an A/A control runs the knob's ON arm twice: give no arms");
+  // An A/A control: both arms identical (the knob ON), to measure the noise floor of the
+  // experiment itself; its effect should be "no measurable effect".
+  json arms = e.value("arms", json{{"off", {{k.id, aa ? k.on : k.off}}}, {"on", {{k.id, k.on}}}});
+  if (!arms.is_object() || !arms.contains("off") || !arms.contains("on") || arms.size() != 2) {
+    ctx.fail(where + "/arms",
+             "must be {\"off\": {settings}, \"on\": {settings}}, got " + short_dump(arms));
+  }
+  for (const char* name : {"off", "on"}) {
+    x.arms.push_back({name, checked_settings(ctx, arms[name], where + "/arms/" + name)});
+  }
+  for (const auto& arm : x.arms) {
+    json settings = x.settings;
+    for (const auto& [k, v] : arm.settings.items()) settings[k] = v;
+    if (auto why = exec_knobs::batch_error(settings, x.batch); !why.empty())
+      ctx.fail(where + "/arms/" + arm.name, why);
+  }
+  x.aa = aa;
+  if (aa) x.knob = "aa";  // not the knob's effect: the experiment's noise floor
+  if (!aa && x.arms[0].settings == x.arms[1].settings) {
+    ctx.fail(where + "/arms", "the off and on arms set the same values: nothing would be compared");
+  }
+}
+
+// A factorial experiment: 2^n cells of 2 to 4 knobs, each off or on.
+void parse_factorial_arms(const Context& ctx, const json& e, const std::string& where,
+                          Experiment& x) {
+  if (e.contains("arms"))
+    ctx.fail(where + "/arms", "a factorial experiment takes its arms from its knobs");
+  if (e.contains("aa"))
+    ctx.fail(where + "/aa", "an A/A control takes one \"knob\", not a factorial");
+  const json& f = e["factorial"];
+  if (!f.is_array() || f.size() < 2 || f.size() > 4) {
+    ctx.fail(where + "/factorial", "must list 2 to 4 catalog ids, got " + short_dump(f));
+  }
+  x.knob = "factorial";
   std::vector<const knobs::Knob*> used;
-  if (has_knob) {
-    const knobs::Knob& k = knob_of(ctx, e["knob"], where + "/knob");
-    x.knob = k.id;
+  for (size_t i = 0; i < f.size(); ++i) {
+    const knobs::Knob& k = knob_of(ctx, f[i], fmt::format("{}/factorial/{}", where, i));
+    if (std::find(x.factors.begin(), x.factors.end(), k.id) != x.factors.end()) {
+      ctx.fail(fmt::format("{}/factorial/{}", where, i), "\"" + k.id + "\" is listed twice");
+    }
+    x.factors.push_back(k.id);
     used.push_back(&k);
-    if (e.contains("aa") && !e["aa"].is_boolean()) {
-      ctx.fail(where + "/aa", "must be true or false, got " + short_dump(e["aa"]));
-    }
-    const bool aa = e.value("aa", false);
-    if (aa && e.contains("arms"))
-      ctx.fail(where + "/arms", "an A/A control runs the knob's ON arm twice: give no arms");
-    // An A/A control: both arms identical (the knob ON), to measure the noise floor of the
-    // experiment itself; its effect should be "no measurable effect".
-    json arms = e.value("arms", json{{"off", {{k.id, aa ? k.on : k.off}}}, {"on", {{k.id, k.on}}}});
-    if (!arms.is_object() || !arms.contains("off") || !arms.contains("on") || arms.size() != 2) {
-      ctx.fail(where + "/arms",
-               "must be {\"off\": {settings}, \"on\": {settings}}, got " + short_dump(arms));
-    }
-    for (const char* name : {"off", "on"}) {
-      x.arms.push_back({name, checked_settings(ctx, arms[name], where + "/arms/" + name, host)});
-    }
-    for (const auto& arm : x.arms) {
-      json settings = x.settings;
-      for (const auto& [k, v] : arm.settings.items()) settings[k] = v;
-      if (auto why = exec_knobs::batch_error(settings, x.batch); !why.empty())
-        ctx.fail(where + "/arms/" + arm.name, why);
-    }
-    x.aa = aa;
-    if (aa) x.knob = "aa";  // not the knob's effect: the experiment's noise floor
-    if (!aa && x.arms[0].settings == x.arms[1].settings) {
-      ctx.fail(where + "/arms",
-               "the off and on arms set the same values: nothing would be compared");
-    }
-  } else {
-    if (e.contains("arms"))
-      ctx.fail(where + "/arms", "a factorial experiment takes its arms from its knobs");
-    if (e.contains("aa"))
-      ctx.fail(where + "/aa", "an A/A control takes one \"knob\", not a factorial");
-    const json& f = e["factorial"];
-    if (!f.is_array() || f.size() < 2 || f.size() > 4) {
-      ctx.fail(where + "/factorial", "must list 2 to 4 catalog ids, got " + short_dump(f));
-    }
-    x.knob = "factorial";
-    for (size_t i = 0; i < f.size(); ++i) {
-      const knobs::Knob& k = knob_of(ctx, f[i], fmt::format("{}/factorial/{}", where, i));
-      if (std::find(x.factors.begin(), x.factors.end(), k.id) != x.factors.end()) {
-        ctx.fail(fmt::format("{}/factorial/{}", where, i), "\"" + k.id + "\" is listed twice");
-      }
-      x.factors.push_back(k.id);
-      used.push_back(&k);
-    }
-    const size_t cells = size_t{1} << x.factors.size();
-    for (size_t cell = 0; cell < cells; ++cell) {
-      Arm arm;
-      for (size_t i = 0; i < x.factors.size(); ++i) {
-        const bool on = cell >> (x.factors.size() - 1 - i) & 1;
-        const knobs::Knob& k = *used[i];
-        arm.name += (i ? "," : "") + k.id + (on ? "=on" : "=off");
-        arm.settings[k.id] =
-            checked_settings(ctx, json{{k.id, on ? k.on : k.off}}, where, host)[k.id];
-      }
-      x.arms.push_back(arm);
-    }
   }
-  check_setting_models(ctx, x.settings, where + "/settings", x.model.model, used);
-  for (const Arm& arm : x.arms) {
-    if (has_knob)
-      check_setting_models(ctx, arm.settings, where + "/arms/" + arm.name, x.model.model, used);
+  x.varied = x.factors;
+  const size_t cells = size_t{1} << x.factors.size();
+  for (size_t cell = 0; cell < cells; ++cell) {
+    Arm arm;
+    for (size_t i = 0; i < x.factors.size(); ++i) {
+      const bool on = cell >> (x.factors.size() - 1 - i) & 1;
+      const knobs::Knob& k = *used[i];
+      arm.name += (i ? "," : "") + k.id + (on ? "=on" : "=off");
+      arm.settings[k.id] = checked_settings(ctx, json{{k.id, on ? k.on : k.off}}, where)[k.id];
+    }
+    x.arms.push_back(arm);
   }
-  x.name = e.contains("name") ? text(ctx, e, where, "name", "", true)
-                              : fmt::format("{}{}.{}-{}-{}", x.aa ? "aa." : "",
-                                            has_knob ? used.front()->id : [&] {
-                                              std::string s;
-                                              for (const auto& f : x.factors) s += (s.empty() ? "" : "+") + f;
-                                              return s;
-                                            }(),
-                                            x.model.model, x.model.preset, to_string(x.mode));
-  if (x.name.size() > kMaxNameLength) {
+}
+
+// The name given, or knob.model-preset-mode (factors joined by '+'; "aa." before a control).
+std::string experiment_name(const Context& ctx, const json& e, const std::string& where,
+                            const Experiment& x) {
+  std::string varied;
+  for (const auto& id : x.varied) varied += (varied.empty() ? "" : "+") + id;
+  const std::string name = e.contains("name")
+                               ? text(ctx, e, where, "name", "", true)
+                               : fmt::format("{}{}.{}-{}-{}", x.aa ? "aa." : "", varied,
+                                             x.model.model, x.model.preset, to_string(x.mode));
+  if (name.size() > kMaxNameLength) {
     ctx.fail(where + "/name",
-             fmt::format("must be at most {} characters, got {}", kMaxNameLength, x.name.size()));
+             fmt::format("must be at most {} characters, got {}", kMaxNameLength, name.size()));
   }
-  // The device: the suite's "device" field, or CUDA for a CUDA-only knob; it travels to the worker
-  // (and into the database) as the trial setting "device".
+  return name;
+}
+
+// The device: the suite's "device" field, or CUDA for a CUDA-only knob; it travels to the worker
+// (and into the database) as the trial setting "device". Each arm must be one a CUDA graph can
+// capture when it turns cuda_graphs on.
+void parse_device(const Context& ctx, const json& merged, const std::string& where, Experiment& x) {
+  std::vector<const knobs::Knob*> used;
+  for (const auto& id : x.varied) used.push_back(knobs::find(id));
   x.device = text(ctx, merged, where, "device", device_settings::default_device(used), false);
   if (auto why = device_settings::reserved_error(device_settings::kDevice, x.device);
       !why.empty()) {
@@ -274,37 +272,33 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
       ctx.fail(where + "/arms/" + arm.name, why);
     }
   }
-  for (const knobs::Knob* k : used) {
-    const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host, x.device);
-    if (!why.empty()) {
-      x.not_applicable = k->id + ": " + why;
-      break;
-    }
+}
+
+Experiment parse_experiment(const Context& ctx, const json& e, const json& defaults,
+                            const std::string& where) {
+  if (!e.is_object()) ctx.fail(where, "must be an object, got " + short_dump(e));
+  std::vector<std::string> allowed = kSharedFields;
+  for (const char* k : {"name", "knob", "factorial", "arms", "aa"}) allowed.push_back(k);
+  only_keys(ctx, e, where, allowed);
+  json merged = defaults;
+  for (const auto& [k, v] : e.items()) merged[k] = v;
+
+  Experiment x;
+  parse_shared(ctx, merged, where, x);
+  const bool has_knob = e.contains("knob"), has_factorial = e.contains("factorial");
+  if (has_knob == has_factorial) ctx.fail(where, "needs exactly one of \"knob\" or \"factorial\"");
+  if (has_knob) {
+    parse_knob_arms(ctx, e, where, x);
+  } else {
+    parse_factorial_arms(ctx, e, where, x);
   }
-  if (auto why = device_settings::device_unavailable(x.device, host);
-      x.not_applicable.empty() && !why.empty()) {
-    x.not_applicable = "device cuda: " + why;
-  }
-  // Distributed arms: the batch must split evenly into this host's ranks and their micro-batches
-  // (the rank count follows the cores or GPUs, so a suite can fit one host and not another).
+  check_setting_models(ctx, x.settings, where + "/settings", x.model.model, x.varied);
   for (const Arm& arm : x.arms) {
-    if (!x.not_applicable.empty()) break;
-    json settings = x.settings;
-    settings.update(arm.settings);
-    settings[device_settings::kDevice] = x.device;
-    const auto layout = multiproc::layout(settings, size_t(host.cores), size_t(host.gpus));
-    if (layout.role != "rank") continue;
-    const int micro = settings.contains("ddp_no_sync") ? multiproc::kNoSyncMicroBatches : 1;
-    const int64_t pieces = int64_t(layout.count) * micro;
-    if (x.batch % pieces != 0) {
-      x.not_applicable = fmt::format(
-          "{}: batch {} does not split into {} rank(s) × {} micro-batch(es) on this host ({} {}): "
-          "use a multiple of {}",
-          settings.contains("ddp_no_sync") ? "ddp_no_sync" : "ddp_scaling", x.batch, layout.count,
-          micro, x.device == "cuda" ? host.gpus : host.cores, x.device == "cuda" ? "GPUs" : "cores",
-          pieces);
-    }
+    if (has_knob)
+      check_setting_models(ctx, arm.settings, where + "/arms/" + arm.name, x.model.model, x.varied);
   }
+  x.name = experiment_name(ctx, e, where, x);
+  parse_device(ctx, merged, where, x);
   return x;
 }
 
@@ -347,7 +341,7 @@ size_t too_deep(const std::string& text) {
 
 }  // namespace
 
-Suite parse(const std::string& text_in, const std::string& path, const knobs::HostCaps& host) {
+Suite parse(const std::string& text_in, const std::string& path) {
   Context ctx{path};
   Suite s;
   s.path = path;
@@ -378,7 +372,7 @@ Suite parse(const std::string& text_in, const std::string& path, const knobs::Ho
   }
   for (size_t i = 0; i < j["experiments"].size(); ++i) {
     const std::string where = fmt::format("/experiments/{}", i);
-    Experiment x = parse_experiment(ctx, j["experiments"][i], defaults, where, host);
+    Experiment x = parse_experiment(ctx, j["experiments"][i], defaults, where);
     for (const auto& other : s.experiments) {
       if (other.name == x.name) ctx.fail(where, "experiment name \"" + x.name + "\" is used twice");
     }
@@ -387,62 +381,12 @@ Suite parse(const std::string& text_in, const std::string& path, const knobs::Ho
   return s;
 }
 
-Suite load(const std::string& path, const knobs::HostCaps& host) {
+Suite load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SuiteError(path + ": cannot read the suite file (does it exist?)");
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  return parse(buffer.str(), path, host);
-}
-
-std::vector<TrialSpec> expand(const Suite& suite, const std::string& filter,
-                              const knobs::HostCaps& host) {
-  std::regex pattern;
-  try {
-    pattern = std::regex(filter.empty() ? ".*" : filter);
-  } catch (const std::regex_error& e) {
-    throw SuiteError(
-        fmt::format("--filter '{}' is not a valid regular expression: {}", filter, e.what()));
-  }
-  std::vector<TrialSpec> trials;
-  uint64_t experiment_seed = 1;
-  bool matched = false;
-  for (const auto& x : suite.experiments) {
-    ++experiment_seed;
-    if (!filter.empty() && !std::regex_search(x.name, pattern)) continue;
-    matched = true;
-    if (!x.not_applicable.empty()) continue;
-    for (int p = 0; p < x.processes; ++p) {
-      // ABBA: even rounds run the arms forward, odd rounds backward, so drift hits all alike.
-      for (size_t i = 0; i < x.arms.size(); ++i) {
-        const Arm& arm = x.arms[p % 2 == 0 ? i : x.arms.size() - 1 - i];
-        TrialSpec t;
-        t.experiment = x.name;
-        t.knob = x.knob;
-        t.arm = arm.name;
-        t.settings = knobs::base_settings(host);
-        for (const auto& [k, v] : x.settings.items()) t.settings[k] = v;
-        for (const auto& [k, v] : arm.settings.items()) t.settings[k] = v;
-        t.model = x.model;
-        t.mode = x.mode;
-        t.batch = x.batch;
-        t.warmup = x.warmup;
-        t.samples = x.samples;
-        t.iterations = x.iterations;
-        t.timeout_s = x.timeout_s;
-        t.process_index = p;
-        t.sequence = static_cast<int>(trials.size());
-        t.seed = experiment_seed;  // same weights and batch in every arm: the guard compares them
-        trials.push_back(std::move(t));
-      }
-    }
-  }
-  // Experiments that match but cannot run here (a CUDA suite on a host without a GPU) give no
-  // trials: the run completes and records why each is not applicable.
-  if (!matched) {
-    throw SuiteError(fmt::format("{}: no experiment matches --filter '{}'", suite.path, filter));
-  }
-  return trials;
+  return parse(buffer.str(), path);
 }
 
 }  // namespace tunebench::suite

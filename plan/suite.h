@@ -1,5 +1,6 @@
 // Suites as data: a JSON file of experiments, parsed once and validated up front into typed
-// structs, then expanded into the run's trials. A malformed suite is reported with the file, the
+// structs. Parsing needs no host: whether an experiment can run here, and the trials it becomes,
+// are the plan's (plan/plan.h: suite × host). A malformed suite is reported with the file, the
 // JSON path (and line and column where the parser knows it), the offending value and what would
 // be valid; nothing runs and nothing is written.
 //
@@ -20,8 +21,7 @@
 // Per experiment (each may also be given in "defaults"): name (default knob.model-preset-mode),
 // options (model options), settings (applied to every arm), batch, processes (worker processes
 // per arm), warmup (iterations), samples (per process), iterations (per sample), timeout_s,
-// device ("cpu" or "cuda"; default "cuda" for a CUDA-only knob, else "cpu"). A CUDA experiment on
-// a host without a usable CUDA device is listed as not applicable with the reason.
+// device ("cpu" or "cuda"; default "cuda" for a CUDA-only knob, else "cpu").
 // "aa": true makes an experiment an A/A control: both arms run the knob's ON setting, so its
 // effect measures the noise floor and should come out as "no measurable effect".
 #pragma once
@@ -32,7 +32,6 @@
 #include <vector>
 
 #include "core/records.h"
-#include "knobs/knobs.h"
 
 namespace tunebench::suite {
 
@@ -48,19 +47,21 @@ struct Arm {
 
 struct Experiment {
   std::string name;
-  std::string knob;                  // catalog id, or "factorial"
+  std::string knob;                  // catalog id, "factorial", or "aa" (an A/A control)
   std::vector<std::string> factors;  // the knobs of a factorial experiment
+  std::vector<std::string> varied;  // the catalog ids it varies: its knob (an A/A's too) or factors
   models::ModelSpec model;
   Mode mode = Mode::infer;
   int64_t batch = 8;
-  nlohmann::json settings = nlohmann::json::object();  // shared by every arm
+  // Shared by every arm, as the suite gives them: host-dependent values stay symbolic
+  // (omp_threads "all") until the plan resolves them.
+  nlohmann::json settings = nlohmann::json::object();
   std::vector<Arm> arms;
   int processes = 2;
   int warmup = 2;
   int samples = 5;
   int iterations = 1;
   double timeout_s = 300;
-  std::string not_applicable;  // why it cannot run on this host/build; empty when it can
   bool aa = false;             // an A/A control: both arms run the knob's ON setting
   std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)
 };
@@ -73,14 +74,7 @@ struct Suite {
 };
 
 // Reads and validates; throws SuiteError with one clear message.
-Suite load(const std::string& path, const knobs::HostCaps& host);
-Suite parse(const std::string& text, const std::string& path, const knobs::HostCaps& host);
-
-// The run's trials: for each applicable experiment whose name matches `filter` (ECMAScript regex,
-// empty = all), `processes` trials per arm in ABBA order (off, on, on, off, …; factorial cells
-// forward then reversed), each with base settings, the experiment's and the arm's. Empty when
-// every matching experiment is not applicable here; throws SuiteError when none matches.
-std::vector<TrialSpec> expand(const Suite& suite, const std::string& filter,
-                              const knobs::HostCaps& host);
+Suite load(const std::string& path);
+Suite parse(const std::string& text, const std::string& path);
 
 }  // namespace tunebench::suite

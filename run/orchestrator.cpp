@@ -19,6 +19,7 @@
 #include "core/multiproc.h"
 #include "knobs/knobs.h"
 #include "models/registry.h"
+#include "plan/plan.h"
 #include "plan/suite.h"
 #include "run/host.h"
 #include "store/storage.h"
@@ -414,8 +415,8 @@ int resume(const RunOptions& options) {
   try {
     const json& saved = stored.record.suite;
     const suite::Suite s =
-        suite::parse(saved.at("suite").dump(), saved.value("path", "stored suite"), caps);
-    all = suite::expand(s, saved.value("filter", ""), caps);
+        suite::parse(saved.at("suite").dump(), saved.value("path", "stored suite"));
+    all = plan::trials(plan::make(s, caps), saved.value("filter", ""));
   } catch (const std::exception& e) {
     std::cerr << "tunebench: error: cannot resume run " << uuid << ": " << e.what() << "\n";
     return 2;
@@ -452,10 +453,12 @@ int run(const RunOptions& options) {
   if (!options.resume.empty()) return resume(options);
   const knobs::HostCaps caps = host::capabilities();
   suite::Suite suite;
+  plan::Plan plan;
   std::vector<TrialSpec> trials;
   try {
-    suite = suite::load(options.suite_path, caps);
-    trials = suite::expand(suite, options.filter, caps);
+    suite = suite::load(options.suite_path);
+    plan = plan::make(suite, caps);
+    trials = plan::trials(plan, options.filter);
   } catch (const suite::SuiteError& e) {
     std::cerr << "tunebench: error: " << e.what() << "\nNothing was run or written.\n";
     return 2;
@@ -478,9 +481,8 @@ int run(const RunOptions& options) {
   run.suite_name = suite.name;
   run.suite_hash = suite.hash;
   json not_applicable = json::array();
-  for (const auto& x : suite.experiments) {
-    if (!x.not_applicable.empty())
-      not_applicable.push_back({{"experiment", x.name}, {"reason", x.not_applicable}});
+  for (const auto& [x, why] : plan.experiments) {
+    if (!why.empty()) not_applicable.push_back({{"experiment", x.name}, {"reason", why}});
   }
   // The catalog's claim for every knob the suite uses, so that reports show claim and measurement
   // side by side from the database alone.

@@ -1,5 +1,6 @@
-// Suites: validation messages (file, JSON path, offending value, what would be valid), expansion
-// into interleaved trials, factorial arms, applicability.
+// Suites: validation messages (file, JSON path, offending value, what would be valid), typed
+// experiments, factorial and A/A arms, the device. Parsing needs no host (planning on a host is
+// tests/test_plan.cpp).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,24 +10,9 @@
 namespace tunebench::suite {
 namespace {
 
-knobs::HostCaps two_cores() {
-  knobs::HostCaps host;
-  host.cores = 2;
-  host.cuda_reason = "no CUDA device on this host";
-  return host;
-}
-
-knobs::HostCaps with_gpu() {
-  knobs::HostCaps host = two_cores();
-  host.cuda = true;
-  host.cuda_reason = "";
-  host.gpus = 1;
-  return host;
-}
-
 std::string error_of(const std::string& text) {
   try {
-    parse(text, "s.json", two_cores());
+    parse(text, "s.json");
   } catch (const SuiteError& e) {
     return e.what();
   }
@@ -38,10 +24,9 @@ std::string one(const std::string& experiment) {
 }
 
 TEST(Suite, TheShippedSuitesAreValid) {
-  const Suite smoke = load(TUNEBENCH_SOURCE_DIR "/suites/smoke.json", two_cores());
+  const Suite smoke = load(TUNEBENCH_SOURCE_DIR "/suites/smoke.json");
   EXPECT_EQ(smoke.name, "smoke");
   EXPECT_EQ(smoke.hash.size(), 64u);
-  for (const auto& x : smoke.experiments) EXPECT_EQ(x.not_applicable, "") << x.name;
   for (const std::string id :
        {"no_grad", "zero_grad_none", "channels_last", "omp_threads", "allocator", "profiler_off",
         "checkpoint", "grad_accum", "preallocate", "dims_mult8"}) {
@@ -116,7 +101,7 @@ TEST(Suite, HostileInputsFoundByTheFuzzerGetOneClearError) {
   // A bracket inside a string is not nesting.
   EXPECT_EQ(parse(one(R"({"name": ")" + deep.substr(0, 100) +
                       R"(", "knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
-                  "s.json", two_cores())
+                  "s.json")
                 .experiments[0]
                 .name,
             deep.substr(0, 100));
@@ -152,67 +137,33 @@ TEST(Suite, HostileNamesAreKeptVerbatim) {
       R"(x'; DROP TABLE runs; -- <script>alert(1)</script> $(rm -rf ~) `id` ../../etc/passwd \"q\")";
   const Suite s = parse(
       one(R"({"name": ")" + name + R"(", "knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
-      "s.json", two_cores());
+      "s.json");
   const std::string expected =
       R"(x'; DROP TABLE runs; -- <script>alert(1)</script> $(rm -rf ~) `id` ../../etc/passwd "q")";
   EXPECT_EQ(s.experiments[0].name, expected);
-  for (const auto& t : expand(s, "", two_cores())) EXPECT_EQ(t.experiment, expected);
-}
-
-TEST(Suite, ExpansionInterleavesArmsAbbaAndSharesTheSeed) {
-  const Suite s =
-      parse(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "processes": 4})"),
-            "s.json", two_cores());
-  const auto trials = expand(s, "", two_cores());
-  std::vector<std::string> arms;
-  for (const auto& t : trials) arms.push_back(t.arm);
-  EXPECT_EQ(arms, (std::vector<std::string>{"off", "on", "on", "off", "off", "on", "on", "off"}));
-  for (size_t i = 0; i < trials.size(); ++i) {
-    EXPECT_EQ(trials[i].sequence, int(i));
-    EXPECT_EQ(trials[i].seed, trials[0].seed);        // same weights and batch in both arms
-    EXPECT_EQ(trials[i].settings["omp_threads"], 2);  // every trial sets its thread count
-    EXPECT_EQ(trials[i].settings["allocator"], "glibc");
-    EXPECT_EQ(trials[i].settings["no_grad"], trials[i].arm == "on");
-  }
-  EXPECT_EQ(trials[0].process_index, 0);
-  EXPECT_EQ(trials[7].process_index, 3);
 }
 
 TEST(Suite, FactorialExperimentsHaveEveryCell) {
   const Suite s = parse(one(R"({"factorial": ["channels_last", "no_grad"], "model": "resnet50",
                                "preset": "tiny", "processes": 1})"),
-                        "s.json", two_cores());
-  const auto trials = expand(s, "", two_cores());
-  ASSERT_EQ(trials.size(), 4u);
-  EXPECT_EQ(trials[0].arm, "channels_last=off,no_grad=off");
-  EXPECT_EQ(trials[3].arm, "channels_last=on,no_grad=on");
-  EXPECT_EQ(trials[2].settings["channels_last"], true);
-  EXPECT_EQ(trials[2].settings["no_grad"], false);
-  EXPECT_EQ(trials[0].knob, "factorial");
+                        "s.json");
+  const auto& arms = s.experiments[0].arms;
+  ASSERT_EQ(arms.size(), 4u);
+  EXPECT_EQ(arms[0].name, "channels_last=off,no_grad=off");
+  EXPECT_EQ(arms[3].name, "channels_last=on,no_grad=on");
+  EXPECT_EQ(arms[2].settings["channels_last"], true);
+  EXPECT_EQ(arms[2].settings["no_grad"], false);
+  EXPECT_EQ(s.experiments[0].knob, "factorial");
+  EXPECT_EQ(s.experiments[0].varied, (std::vector<std::string>{"channels_last", "no_grad"}));
 }
 
 TEST(Suite, AaControlsRunTheSameArmTwice) {
-  const Suite s =
-      parse(one(R"({"aa": true, "knob": "no_grad", "model": "resnet50", "preset": "tiny"})"),
-            "s.json", two_cores());
+  const Suite s = parse(
+      one(R"({"aa": true, "knob": "no_grad", "model": "resnet50", "preset": "tiny"})"), "s.json");
   EXPECT_EQ(s.experiments[0].name, "aa.no_grad.resnet50-tiny-infer");
   EXPECT_EQ(s.experiments[0].knob, "aa");
   EXPECT_EQ(s.experiments[0].arms[0].settings, s.experiments[0].arms[1].settings);
-}
-
-TEST(Suite, NotApplicableExperimentsAreKeptWithTheirReasonAndNotRun) {
-  const Suite s = parse(one(R"({"knob": "channels_last", "model": "gpt", "preset": "tiny"},
-                               {"knob": "no_grad", "model": "gpt", "preset": "tiny", "mode": "train"},
-                               {"knob": "jit_fusion", "model": "gpt", "preset": "tiny", "device": "cuda"},
-                               {"knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
-                        "s.json", two_cores());
-  EXPECT_EQ(s.experiments[0].not_applicable, "channels_last: applies to resnet50 only, not gpt");
-  EXPECT_EQ(s.experiments[1].not_applicable, "no_grad: applies to infer only, not train");
-  EXPECT_EQ(s.experiments[2].not_applicable,
-            "device cuda: needs a CUDA device: no CUDA device on this host");
-  EXPECT_EQ(s.experiments[3].not_applicable, "");
-  const auto trials = expand(s, "", two_cores());
-  for (const auto& t : trials) EXPECT_EQ(t.experiment, "no_grad.gpt-tiny-infer");
+  EXPECT_EQ(s.experiments[0].varied, std::vector<std::string>{"no_grad"});
 }
 
 TEST(Suite, CudaGraphsAreRefusedWithWhatAGraphCannotReplay) {
@@ -220,7 +171,7 @@ TEST(Suite, CudaGraphsAreRefusedWithWhatAGraphCannotReplay) {
   // host-side step count are refused, naming the arm and the reason.
   EXPECT_NO_THROW(parse(one(R"({"knob": "cuda_graphs", "model": "gpt", "preset": "tiny",
                                 "mode": "train", "settings": {"amp": "bf16"}})"),
-                        "s.json", with_gpu()));
+                        "s.json"));
   const std::string fp16 = error_of(one(
       R"({"knob": "cuda_graphs", "model": "gpt", "preset": "tiny", "mode": "train", "settings": {"amp": true}})"));
   EXPECT_NE(fp16.find("/experiments/0/arms/on: cuda_graphs cannot capture a training step with "
@@ -239,61 +190,7 @@ TEST(Suite, CudaGraphsAreRefusedWithWhatAGraphCannotReplay) {
   // Inference under fp16 autocast has no scaler: capturable.
   EXPECT_NO_THROW(parse(one(R"({"knob": "cuda_graphs", "model": "gpt", "preset": "tiny",
                                 "settings": {"amp": true}})"),
-                        "s.json", with_gpu()));
-}
-
-TEST(Suite, DistributedBatchesMustSplitIntoThisHostsRanks) {
-  // Two cores: ddp_no_sync runs 2 ranks × 4 micro-batches, so batch 4 cannot run and 8 can;
-  // ddp_scaling's ON arm has 2 ranks of one micro-batch each.
-  const Suite s = parse(
-      one(R"({"knob": "ddp_no_sync", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 4},
-             {"knob": "ddp_no_sync", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 8,
-              "name": "eight"},
-             {"knob": "ddp_scaling", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 3})"),
-      "s.json", two_cores());
-  EXPECT_EQ(s.experiments[0].not_applicable,
-            "ddp_no_sync: batch 4 does not split into 2 rank(s) × 4 micro-batch(es) on this host "
-            "(2 cores): use a multiple of 8");
-  EXPECT_EQ(s.experiments[1].not_applicable, "");
-  EXPECT_EQ(s.experiments[2].not_applicable,
-            "ddp_scaling: batch 3 does not split into 2 rank(s) × 1 micro-batch(es) on this host "
-            "(2 cores): use a multiple of 2");
-}
-
-TEST(Suite, ApplicabilityFollowsTheExperimentsDevice) {
-  // A host with one GPU whose CPU fuser is missing: jit_fusion runs on CUDA (NNC) and not on the
-  // CPU; the distributed knobs run on the CPU (two cores) and need two GPUs on CUDA.
-  knobs::HostCaps host = two_cores();
-  host.cuda = true;
-  host.cuda_reason = "";
-  host.gpus = 1;
-  host.unsupported_on_cpu["jit_fusion"] = "no CPU fuser";
-  host.unsupported_on_cuda["fused_adamw"] = "no CUDA kernel";
-  const Suite s = parse(one(R"({"knob": "jit_fusion", "model": "gpt", "preset": "tiny"},
-      {"knob": "jit_fusion", "model": "gpt", "preset": "tiny", "device": "cuda", "name": "j"},
-      {"knob": "ddp_scaling", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 8},
-      {"knob": "ddp_scaling", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 8,
-       "device": "cuda", "name": "d"},
-      {"knob": "fused_adamw", "model": "gpt", "preset": "tiny", "mode": "train"},
-      {"knob": "fused_adamw", "model": "gpt", "preset": "tiny", "mode": "train", "device": "cuda",
-       "name": "f"})"),
-                        "s.json", host);
-  EXPECT_EQ(s.experiments[0].not_applicable, "jit_fusion: no CPU fuser");
-  EXPECT_EQ(s.experiments[1].not_applicable, "");
-  EXPECT_EQ(s.experiments[2].not_applicable, "");
-  EXPECT_EQ(s.experiments[3].not_applicable,
-            "ddp_scaling: needs 2 or more GPUs (one rank each, NCCL): this host has 1");
-  EXPECT_EQ(s.experiments[4].not_applicable, "");
-  EXPECT_EQ(s.experiments[5].not_applicable, "fused_adamw: no CUDA kernel");
-}
-
-TEST(Suite, FilterSelectsExperimentsAndRejectsBadPatterns) {
-  const Suite s = parse(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny"},
-                               {"knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
-                        "s.json", two_cores());
-  EXPECT_EQ(expand(s, "gpt", two_cores()).size(), 4u);
-  EXPECT_THROW(expand(s, "(", two_cores()), SuiteError);
-  EXPECT_THROW(expand(s, "dlrm", two_cores()), SuiteError);
+                        "s.json"));
 }
 
 TEST(Suite, TheDeviceIsValidatedAndCudaOnlyKnobsImplyIt) {
@@ -319,63 +216,23 @@ TEST(Suite, TheDeviceIsValidatedAndCudaOnlyKnobsImplyIt) {
                              {"knob": "amp", "model": "gpt", "preset": "tiny"},
                              {"knob": "amp", "model": "gpt", "preset": "tiny", "device": "cuda",
                               "name": "amp.cuda"})"),
-                        "s.json", with_gpu());
+                        "s.json");
   EXPECT_EQ(s.experiments[0].device, "cuda");
   EXPECT_EQ(s.experiments[1].device, "cpu");
   EXPECT_EQ(s.experiments[2].device, "cuda");
-  for (const auto& t : expand(s, "", with_gpu())) {
-    // The device travels to the worker, and into the database, as the trial setting "device".
-    EXPECT_EQ(t.settings.value("device", "cpu"),
-              t.experiment == "amp.gpt-tiny-infer" ? "cpu" : "cuda")
-        << t.experiment;
-  }
 }
 
-TEST(Suite, CudaExperimentsWithoutAGpuAreNotApplicableAndTheSuiteStillExpands) {
-  const Suite s = parse(one(R"({"knob": "tf32", "model": "gpt", "preset": "tiny"},
-                             {"knob": "amp", "model": "gpt", "preset": "tiny", "device": "cuda"})"),
-                        "s.json", two_cores());
-  EXPECT_EQ(s.experiments[0].not_applicable,
-            "tf32: needs a CUDA device: no CUDA device on this host");
-  EXPECT_EQ(s.experiments[1].not_applicable,
-            "device cuda: needs a CUDA device: no CUDA device on "
-            "this host");
-  EXPECT_TRUE(expand(s, "", two_cores()).empty());  // nothing to run, and no error
-  EXPECT_THROW(expand(s, "^nothing$", two_cores()), SuiteError);
-}
-
-TEST(Suite, TheCudaSuitesAreValidAndNotApplicableWithoutAGpu) {
-  for (const char* name : {"cuda-smoke", "cuda-nightly"}) {
-    const std::string path = std::string(TUNEBENCH_SOURCE_DIR "/suites/") + name + ".json";
-    const Suite without = load(path, two_cores());
-    EXPECT_EQ(without.name, name);
-    for (const auto& x : without.experiments) {
-      EXPECT_EQ(x.device, "cuda") << x.name;
-      EXPECT_NE(x.not_applicable, "") << x.name;
-      // Without a GPU the missing device is the reason, not the GPU count.
-      if (x.knob.rfind("ddp_", 0) == 0) {
-        EXPECT_EQ(x.not_applicable,
-                  "device cuda: needs a CUDA device: no CUDA device on this host");
-      }
-    }
-    EXPECT_TRUE(expand(without, "", two_cores()).empty());
-    // With one GPU everything runs but the distributed knobs, which need a second; with two,
-    // everything.
-    const Suite with = load(path, with_gpu());
-    for (const auto& x : with.experiments) {
-      if (x.knob.rfind("ddp_", 0) == 0) {
-        EXPECT_EQ(x.not_applicable,
-                  x.knob + ": needs 2 or more GPUs (one rank each, NCCL): this host has 1");
-      } else {
-        EXPECT_EQ(x.not_applicable, "") << x.name;
-      }
-    }
-    knobs::HostCaps two_gpus = with_gpu();
-    two_gpus.gpus = 2;
-    for (const auto& x : load(path, two_gpus).experiments) {
-      EXPECT_EQ(x.not_applicable, "") << x.name;
-    }
-  }
+// Parsing needs no host: "all" threads stay symbolic (the plan makes them the host's cores), and
+// arms that differ only in such a value are a valid suite.
+TEST(Suite, HostDependentValuesStaySymbolic) {
+  const Suite s = parse(one(R"({"knob": "omp_threads", "model": "gpt", "preset": "tiny",
+                               "arms": {"off": {"omp_threads": 2}, "on": {"omp_threads": "all"}}},
+                              {"knob": "omp_threads", "model": "gpt", "preset": "tiny",
+                               "name": "default"})"),
+                        "s.json");
+  EXPECT_EQ(s.experiments[0].arms[1].settings["omp_threads"], "all");
+  EXPECT_EQ(s.experiments[1].arms[0].settings["omp_threads"], 1);
+  EXPECT_EQ(s.experiments[1].arms[1].settings["omp_threads"], "all");
 }
 
 }  // namespace

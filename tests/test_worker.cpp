@@ -5,7 +5,7 @@
 
 #include "knobs/knobs.h"
 #include "models/registry.h"
-#include "plan/suite.h"
+#include "plan/plan.h"
 #include "platform/compat.h"
 #include "run/host.h"
 #include "run/orchestrator.h"
@@ -212,10 +212,12 @@ TEST(KnobEvidence, AmpRunsTheStepUnderBf16AutocastAndKeepsTheFunctionClose) {
 TEST(KnobEvidence, FusedAdamWIsNotApplicableWhereTheBuildLacksItAndMatchesAdamWWhereItHasIt) {
   const std::string why = compat::fused_adamw_unavailable_reason(c10::DeviceType::CPU);
   const knobs::HostCaps caps = host::capabilities();
-  const suite::Suite s = suite::parse(
-      R"({"name": "t", "experiments": [{"knob": "fused_adamw", "model": "gpt", "preset": "tiny",
+  const plan::Plan s = plan::make(
+      suite::parse(
+          R"({"name": "t", "experiments": [{"knob": "fused_adamw", "model": "gpt", "preset": "tiny",
                                         "mode": "train"}]})",
-      "t.json", caps);
+          "t.json"),
+      caps);
   if (!why.empty()) {
     EXPECT_EQ(s.experiments[0].not_applicable, "fused_adamw: " + why);
     EXPECT_NE(why.find(compat::torch_version()), std::string::npos);

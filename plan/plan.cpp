@@ -1,0 +1,148 @@
+#include "plan/plan.h"
+
+#include <fmt/format.h>
+
+#include <regex>
+
+#include "core/multiproc.h"
+#include "knobs/device_settings.h"
+
+namespace tunebench::plan {
+
+using nlohmann::json;
+
+namespace {
+
+// Settings as this host runs them: "all" threads become its cores.
+json resolved_settings(const json& settings, const knobs::HostCaps& host) {
+  json out = json::object();
+  for (const auto& [id, value] : settings.items()) {
+    out[id] = (id == "omp_threads" && value == "all") ? json(host.cores) : value;
+  }
+  return out;
+}
+
+suite::Experiment resolved(suite::Experiment x, const knobs::HostCaps& host) {
+  x.settings = resolved_settings(x.settings, host);
+  for (suite::Arm& arm : x.arms) arm.settings = resolved_settings(arm.settings, host);
+  return x;
+}
+
+// Why the experiment's knobs or device cannot run here, or "".
+std::string knob_or_device_reason(const suite::Experiment& x, const knobs::HostCaps& host) {
+  for (const auto& id : x.varied) {
+    const knobs::Knob* k = knobs::find(id);  // parse checked every id
+    const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host, x.device);
+    if (!why.empty()) return k->id + ": " + why;
+  }
+  if (auto why = device_settings::device_unavailable(x.device, host); !why.empty()) {
+    return "device cuda: " + why;
+  }
+  return "";
+}
+
+// Distributed arms: the batch must split evenly into this host's ranks and their micro-batches
+// (the rank count follows the cores or GPUs, so a suite can fit one host and not another).
+std::string distributed_batch_reason(const suite::Experiment& x, const knobs::HostCaps& host) {
+  for (const suite::Arm& arm : x.arms) {
+    json settings = x.settings;
+    settings.update(arm.settings);
+    settings[device_settings::kDevice] = x.device;
+    const auto layout = multiproc::layout(settings, size_t(host.cores), size_t(host.gpus));
+    if (layout.role != "rank") continue;
+    const int micro = settings.contains("ddp_no_sync") ? multiproc::kNoSyncMicroBatches : 1;
+    const int64_t pieces = int64_t(layout.count) * micro;
+    if (x.batch % pieces != 0) {
+      return fmt::format(
+          "{}: batch {} does not split into {} rank(s) × {} micro-batch(es) on this host ({} {}): "
+          "use a multiple of {}",
+          settings.contains("ddp_no_sync") ? "ddp_no_sync" : "ddp_scaling", x.batch, layout.count,
+          micro, x.device == "cuda" ? host.gpus : host.cores, x.device == "cuda" ? "GPUs" : "cores",
+          pieces);
+    }
+  }
+  return "";
+}
+
+// Arms that differ only in a host-dependent value (omp_threads 1 against "all" on one core)
+// compare nothing here.
+std::string same_arms_reason(const suite::Experiment& x, const knobs::HostCaps& host) {
+  if (x.aa || x.arms.size() != 2 || x.arms[0].settings != x.arms[1].settings) return "";
+  return fmt::format(
+      "{}: the off and on arms set the same values on this host ({} cores): nothing would be "
+      "compared",
+      x.knob, host.cores);
+}
+
+std::string not_applicable(const suite::Experiment& x, const knobs::HostCaps& host) {
+  for (auto reason : {knob_or_device_reason, distributed_batch_reason, same_arms_reason}) {
+    if (std::string why = reason(x, host); !why.empty()) return why;
+  }
+  return "";
+}
+
+}  // namespace
+
+Plan make(const suite::Suite& suite, const knobs::HostCaps& host) {
+  Plan plan;
+  plan.suite_path = suite.path;
+  plan.base_settings = knobs::base_settings(host);
+  for (const suite::Experiment& x : suite.experiments) {
+    PlannedExperiment p{resolved(x, host), ""};
+    p.not_applicable = not_applicable(p.experiment, host);
+    plan.experiments.push_back(std::move(p));
+  }
+  return plan;
+}
+
+std::vector<TrialSpec> trials(const Plan& plan, const std::string& filter) {
+  std::regex pattern;
+  try {
+    pattern = std::regex(filter.empty() ? ".*" : filter);
+  } catch (const std::regex_error& e) {
+    throw suite::SuiteError(
+        fmt::format("--filter '{}' is not a valid regular expression: {}", filter, e.what()));
+  }
+  std::vector<TrialSpec> trials;
+  uint64_t experiment_seed = 1;
+  bool matched = false;
+  for (const auto& [x, not_applicable] : plan.experiments) {
+    ++experiment_seed;
+    if (!filter.empty() && !std::regex_search(x.name, pattern)) continue;
+    matched = true;
+    if (!not_applicable.empty()) continue;
+    for (int p = 0; p < x.processes; ++p) {
+      // ABBA: even rounds run the arms forward, odd rounds backward, so drift hits all alike.
+      for (size_t i = 0; i < x.arms.size(); ++i) {
+        const suite::Arm& arm = x.arms[p % 2 == 0 ? i : x.arms.size() - 1 - i];
+        TrialSpec t;
+        t.experiment = x.name;
+        t.knob = x.knob;
+        t.arm = arm.name;
+        t.settings = plan.base_settings;
+        for (const auto& [k, v] : x.settings.items()) t.settings[k] = v;
+        for (const auto& [k, v] : arm.settings.items()) t.settings[k] = v;
+        t.model = x.model;
+        t.mode = x.mode;
+        t.batch = x.batch;
+        t.warmup = x.warmup;
+        t.samples = x.samples;
+        t.iterations = x.iterations;
+        t.timeout_s = x.timeout_s;
+        t.process_index = p;
+        t.sequence = static_cast<int>(trials.size());
+        t.seed = experiment_seed;  // same weights and batch in every arm: the guard compares them
+        trials.push_back(std::move(t));
+      }
+    }
+  }
+  // Experiments that match but cannot run here (a CUDA suite on a host without a GPU) give no
+  // trials: the run completes and records why each is not applicable.
+  if (!matched) {
+    throw suite::SuiteError(
+        fmt::format("{}: no experiment matches --filter '{}'", plan.suite_path, filter));
+  }
+  return trials;
+}
+
+}  // namespace tunebench::plan

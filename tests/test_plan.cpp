@@ -1,0 +1,248 @@
+// Planning = suite × host: applicability on a host (the knob's reasons, the device, distributed
+// batches, host-dependent values), expansion into interleaved trials, the filter.
+#include <gtest/gtest.h>
+
+#include "plan/plan.h"
+
+namespace tunebench::plan {
+namespace {
+
+using suite::parse;
+using suite::SuiteError;
+
+knobs::HostCaps two_cores() {
+  knobs::HostCaps host;
+  host.cores = 2;
+  host.cuda_reason = "no CUDA device on this host";
+  return host;
+}
+
+knobs::HostCaps with_gpu() {
+  knobs::HostCaps host = two_cores();
+  host.cuda = true;
+  host.cuda_reason = "";
+  host.gpus = 1;
+  return host;
+}
+
+std::string one(const std::string& experiment) {
+  return R"({"name": "t", "experiments": [)" + experiment + "]}";
+}
+
+Plan planned(const std::string& text, const knobs::HostCaps& host) {
+  return make(parse(text, "s.json"), host);
+}
+
+Plan planned_file(const std::string& path, const knobs::HostCaps& host) {
+  return make(suite::load(path), host);
+}
+
+TEST(Plan, TheShippedSmokeSuiteRunsEverythingOnTwoCores) {
+  const Plan smoke = planned_file(TUNEBENCH_SOURCE_DIR "/suites/smoke.json", two_cores());
+  ASSERT_FALSE(smoke.experiments.empty());
+  for (const auto& [x, not_applicable] : smoke.experiments) EXPECT_EQ(not_applicable, "") << x.name;
+}
+
+TEST(Plan, HostileNamesReachTheTrialsVerbatim) {
+  const std::string name =
+      R"(x'; DROP TABLE runs; -- <script>alert(1)</script> $(rm -rf ~) `id` ../../etc/passwd \"q\")";
+  const Plan s = planned(
+      one(R"({"name": ")" + name + R"(", "knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
+      two_cores());
+  const std::string expected =
+      R"(x'; DROP TABLE runs; -- <script>alert(1)</script> $(rm -rf ~) `id` ../../etc/passwd "q")";
+  const auto all = trials(s, "");
+  ASSERT_FALSE(all.empty());
+  for (const auto& t : all) EXPECT_EQ(t.experiment, expected);
+}
+
+TEST(Plan, FactorialExperimentsHaveEveryCell) {
+  const Plan s = planned(one(R"({"factorial": ["channels_last", "no_grad"], "model": "resnet50",
+                                "preset": "tiny", "processes": 1})"),
+                         two_cores());
+  const auto all = trials(s, "");
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].arm, "channels_last=off,no_grad=off");
+  EXPECT_EQ(all[3].arm, "channels_last=on,no_grad=on");
+  EXPECT_EQ(all[2].settings["channels_last"], true);
+  EXPECT_EQ(all[2].settings["no_grad"], false);
+  EXPECT_EQ(all[0].knob, "factorial");
+}
+
+TEST(Plan, TheDeviceTravelsToTheWorkerAsATrialSetting) {
+  const Plan s = planned(one(R"({"knob": "tf32", "model": "gpt", "preset": "tiny"},
+                               {"knob": "amp", "model": "gpt", "preset": "tiny"},
+                               {"knob": "amp", "model": "gpt", "preset": "tiny", "device": "cuda",
+                                "name": "amp.cuda"})"),
+                         with_gpu());
+  const auto all = trials(s, "");
+  ASSERT_FALSE(all.empty());
+  for (const auto& t : all) {
+    // The device travels to the worker, and into the database, as the trial setting "device".
+    EXPECT_EQ(t.settings.value("device", "cpu"),
+              t.experiment == "amp.gpt-tiny-infer" ? "cpu" : "cuda")
+        << t.experiment;
+  }
+}
+
+// "all" threads are the host's cores, in the plan and in every trial; arms that differ only in
+// such a value compare nothing on a host where they coincide: not applicable, with the reason.
+TEST(Plan, HostDependentValuesAreResolvedForTheHost) {
+  const std::string text = one(R"({"knob": "omp_threads", "model": "gpt", "preset": "tiny",
+                                   "arms": {"off": {"omp_threads": 2}, "on": {"omp_threads": "all"}}},
+                                  {"knob": "omp_threads", "model": "gpt", "preset": "tiny",
+                                   "name": "default"})");
+  const Plan two = planned(text, two_cores());
+  EXPECT_EQ(two.experiments[0].experiment.arms[1].settings["omp_threads"], 2);
+  EXPECT_EQ(two.experiments[0].not_applicable,
+            "omp_threads: the off and on arms set the same values on this host (2 cores): nothing "
+            "would be compared");
+  EXPECT_EQ(two.experiments[1].not_applicable, "");
+  for (const auto& t : trials(two, "")) {
+    EXPECT_EQ(t.experiment, "default");
+    EXPECT_EQ(t.settings["omp_threads"], t.arm == "on" ? 2 : 1);
+  }
+  knobs::HostCaps four = two_cores();
+  four.cores = 4;
+  const Plan wide = planned(text, four);
+  EXPECT_EQ(wide.experiments[0].not_applicable, "");
+  EXPECT_EQ(wide.experiments[0].experiment.arms[1].settings["omp_threads"], 4);
+  EXPECT_EQ(trials(wide, "").size(), 8u);
+}
+
+TEST(Plan, ExpansionInterleavesArmsAbbaAndSharesTheSeed) {
+  const Plan s =
+      planned(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "processes": 4})"),
+              two_cores());
+  const auto expanded = trials(s, "");
+  std::vector<std::string> arms;
+  for (const auto& t : expanded) arms.push_back(t.arm);
+  EXPECT_EQ(arms, (std::vector<std::string>{"off", "on", "on", "off", "off", "on", "on", "off"}));
+  for (size_t i = 0; i < expanded.size(); ++i) {
+    EXPECT_EQ(expanded[i].sequence, int(i));
+    EXPECT_EQ(expanded[i].seed, expanded[0].seed);      // same weights and batch in both arms
+    EXPECT_EQ(expanded[i].settings["omp_threads"], 2);  // every trial sets its thread count
+    EXPECT_EQ(expanded[i].settings["allocator"], "glibc");
+    EXPECT_EQ(expanded[i].settings["no_grad"], expanded[i].arm == "on");
+  }
+  EXPECT_EQ(expanded[0].process_index, 0);
+  EXPECT_EQ(expanded[7].process_index, 3);
+}
+
+TEST(Plan, NotApplicableExperimentsAreKeptWithTheirReasonAndNotRun) {
+  const Plan s = planned(one(R"({"knob": "channels_last", "model": "gpt", "preset": "tiny"},
+                               {"knob": "no_grad", "model": "gpt", "preset": "tiny", "mode": "train"},
+                               {"knob": "jit_fusion", "model": "gpt", "preset": "tiny", "device": "cuda"},
+                               {"knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
+                         two_cores());
+  EXPECT_EQ(s.experiments[0].not_applicable, "channels_last: applies to resnet50 only, not gpt");
+  EXPECT_EQ(s.experiments[1].not_applicable, "no_grad: applies to infer only, not train");
+  EXPECT_EQ(s.experiments[2].not_applicable,
+            "device cuda: needs a CUDA device: no CUDA device on this host");
+  EXPECT_EQ(s.experiments[3].not_applicable, "");
+  const auto expanded = trials(s, "");
+  for (const auto& t : expanded) EXPECT_EQ(t.experiment, "no_grad.gpt-tiny-infer");
+}
+
+TEST(Plan, DistributedBatchesMustSplitIntoThisHostsRanks) {
+  // Two cores: ddp_no_sync runs 2 ranks × 4 micro-batches, so batch 4 cannot run and 8 can;
+  // ddp_scaling's ON arm has 2 ranks of one micro-batch each.
+  const Plan s = planned(
+      one(R"({"knob": "ddp_no_sync", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 4},
+             {"knob": "ddp_no_sync", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 8,
+              "name": "eight"},
+             {"knob": "ddp_scaling", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 3})"),
+      two_cores());
+  EXPECT_EQ(s.experiments[0].not_applicable,
+            "ddp_no_sync: batch 4 does not split into 2 rank(s) × 4 micro-batch(es) on this host "
+            "(2 cores): use a multiple of 8");
+  EXPECT_EQ(s.experiments[1].not_applicable, "");
+  EXPECT_EQ(s.experiments[2].not_applicable,
+            "ddp_scaling: batch 3 does not split into 2 rank(s) × 1 micro-batch(es) on this host "
+            "(2 cores): use a multiple of 2");
+}
+
+TEST(Plan, ApplicabilityFollowsTheExperimentsDevice) {
+  // A host with one GPU whose CPU fuser is missing: jit_fusion runs on CUDA (NNC) and not on the
+  // CPU; the distributed knobs run on the CPU (two cores) and need two GPUs on CUDA.
+  knobs::HostCaps host = two_cores();
+  host.cuda = true;
+  host.cuda_reason = "";
+  host.gpus = 1;
+  host.unsupported_on_cpu["jit_fusion"] = "no CPU fuser";
+  host.unsupported_on_cuda["fused_adamw"] = "no CUDA kernel";
+  const Plan s = planned(one(R"({"knob": "jit_fusion", "model": "gpt", "preset": "tiny"},
+      {"knob": "jit_fusion", "model": "gpt", "preset": "tiny", "device": "cuda", "name": "j"},
+      {"knob": "ddp_scaling", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 8},
+      {"knob": "ddp_scaling", "model": "gpt", "preset": "tiny", "mode": "train", "batch": 8,
+       "device": "cuda", "name": "d"},
+      {"knob": "fused_adamw", "model": "gpt", "preset": "tiny", "mode": "train"},
+      {"knob": "fused_adamw", "model": "gpt", "preset": "tiny", "mode": "train", "device": "cuda",
+       "name": "f"})"),
+                         host);
+  EXPECT_EQ(s.experiments[0].not_applicable, "jit_fusion: no CPU fuser");
+  EXPECT_EQ(s.experiments[1].not_applicable, "");
+  EXPECT_EQ(s.experiments[2].not_applicable, "");
+  EXPECT_EQ(s.experiments[3].not_applicable,
+            "ddp_scaling: needs 2 or more GPUs (one rank each, NCCL): this host has 1");
+  EXPECT_EQ(s.experiments[4].not_applicable, "");
+  EXPECT_EQ(s.experiments[5].not_applicable, "fused_adamw: no CUDA kernel");
+}
+
+TEST(Plan, FilterSelectsExperimentsAndRejectsBadPatterns) {
+  const Plan s = planned(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny"},
+                               {"knob": "no_grad", "model": "gpt", "preset": "tiny"})"),
+                         two_cores());
+  EXPECT_EQ(trials(s, "gpt").size(), 4u);
+  EXPECT_THROW(trials(s, "("), SuiteError);
+  EXPECT_THROW(trials(s, "dlrm"), SuiteError);
+}
+
+TEST(Plan, CudaExperimentsWithoutAGpuAreNotApplicableAndTheSuiteStillExpands) {
+  const Plan s = planned(one(R"({"knob": "tf32", "model": "gpt", "preset": "tiny"},
+                             {"knob": "amp", "model": "gpt", "preset": "tiny", "device": "cuda"})"),
+                         two_cores());
+  EXPECT_EQ(s.experiments[0].not_applicable,
+            "tf32: needs a CUDA device: no CUDA device on this host");
+  EXPECT_EQ(s.experiments[1].not_applicable,
+            "device cuda: needs a CUDA device: no CUDA device on "
+            "this host");
+  EXPECT_TRUE(trials(s, "").empty());  // nothing to run, and no error
+  EXPECT_THROW(trials(s, "^nothing$"), SuiteError);
+}
+
+TEST(Plan, TheCudaSuitesAreValidAndNotApplicableWithoutAGpu) {
+  for (const char* name : {"cuda-smoke", "cuda-nightly"}) {
+    const std::string path = std::string(TUNEBENCH_SOURCE_DIR "/suites/") + name + ".json";
+    const Plan without = planned_file(path, two_cores());
+    EXPECT_EQ(without.suite_path, path);
+    for (const auto& [x, not_applicable] : without.experiments) {
+      EXPECT_EQ(x.device, "cuda") << x.name;
+      EXPECT_NE(not_applicable, "") << x.name;
+      // Without a GPU the missing device is the reason, not the GPU count.
+      if (x.knob.rfind("ddp_", 0) == 0) {
+        EXPECT_EQ(not_applicable, "device cuda: needs a CUDA device: no CUDA device on this host");
+      }
+    }
+    EXPECT_TRUE(trials(without, "").empty());
+    // With one GPU everything runs but the distributed knobs, which need a second; with two,
+    // everything.
+    const Plan with = planned_file(path, with_gpu());
+    for (const auto& [x, not_applicable] : with.experiments) {
+      if (x.knob.rfind("ddp_", 0) == 0) {
+        EXPECT_EQ(not_applicable,
+                  x.knob + ": needs 2 or more GPUs (one rank each, NCCL): this host has 1");
+      } else {
+        EXPECT_EQ(not_applicable, "") << x.name;
+      }
+    }
+    knobs::HostCaps two_gpus = with_gpu();
+    two_gpus.gpus = 2;
+    for (const auto& [x, not_applicable] : planned_file(path, two_gpus).experiments) {
+      EXPECT_EQ(not_applicable, "") << x.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tunebench::plan
