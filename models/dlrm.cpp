@@ -154,3 +154,63 @@ ModelStats dlrm_stats(const DlrmConfig& cfg) {
 }
 
 }  // namespace tunebench::models
+
+// --- the descriptor: what the registry (models/registry.def) knows of DLRM ---------------------
+// (included here, not at the top, so that the descriptor stays one section at the file's end)
+#include "models/family.h"
+#include "models/registry.h"
+
+namespace tunebench::models {
+
+namespace {
+DlrmConfig dlrm_preset(std::vector<int64_t> bottom_mlp, std::vector<int64_t> top_mlp,
+                       std::vector<int64_t> table_rows, int64_t pooling) {
+  DlrmConfig c;
+  c.bottom_mlp = std::move(bottom_mlp);
+  c.top_mlp = std::move(top_mlp);
+  c.table_rows = std::move(table_rows);
+  c.pooling = pooling;
+  return c;
+}
+
+// The tables behind the summary: rows in all, the published size, and the row cap that applies.
+void annotate_dlrm(const DlrmConfig& config, PresetSummary& s) {
+  int64_t rows = 0;
+  for (int64_t r : config.table_rows) rows += r;
+  DlrmConfig uncapped = config;
+  uncapped.row_cap = 0;
+  s.parameters_published = dlrm_stats(uncapped).parameters;
+  s.config["table_rows"] = config.table_rows;
+  s.config["bottom_mlp"] = mlp_string(config.dense_features, config.bottom_mlp);
+  s.config["top_mlp"] = mlp_string(config.interaction_dim(), config.top_mlp);
+  s.note = config.row_cap > 0
+               ? fmt::format("{} rows; capped at {} per table (published size {} params)",
+                             with_commas(rows), with_commas(config.row_cap),
+                             with_commas(s.parameters_published))
+               : fmt::format("{} rows; no row cap (option row_cap=N bounds each table)",
+                             with_commas(rows));
+}
+}  // namespace
+
+const ModelDescriptor& dlrm_descriptor() {
+  const DlrmConfig kaggle;  // the published MLPs, one lookup per bag
+  static const ModelDescriptor descriptor = describe(ModelFamily<DlrmConfig>{
+      "dlrm",
+      {{"tiny", "8 small tables, dim 8, bottom 13-32-8, 2 lookups per bag: for tests",
+        dlrm_preset({32, 8}, {32, 1}, {97, 31, 1000, 500, 7, 64, 2000, 13}, 2)},
+       {"kaggle",
+        "the Criteo Kaggle shape: 26 tables as published, dim 16, bottom 13-512-256-64-16, top "
+        "367-512-256-1",
+        dlrm_preset(kaggle.bottom_mlp, kaggle.top_mlp, criteo_kaggle_table_rows(),
+                    kaggle.pooling)}},
+      {int_option("row_cap", &DlrmConfig::row_cap, 0, int64_t{1} << 40),
+       int_option("pooling", &DlrmConfig::pooling, 1, 1 << 20),
+       int_option("dense_features", &DlrmConfig::dense_features, 1, 1 << 20)},
+      dlrm_stats,
+      [](const DlrmConfig& c) { return std::make_unique<DlrmModel>(c); },
+      nullptr,
+      annotate_dlrm});
+  return descriptor;
+}
+
+}  // namespace tunebench::models

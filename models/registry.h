@@ -1,40 +1,26 @@
 // The models and presets tunebench knows, by name: what a suite, the command line and the
-// reports refer to. This header is free of torch so that the command line compiles quickly;
-// build_model() hands back the torch side (models/common.h).
+// reports refer to. The registry is one list (models/registry.def, one line per model); each
+// model file ends with its descriptor (models/descriptor.h). This header is free of torch so that
+// the command line compiles quickly; build_model() hands back the torch side (models/common.h).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/model_spec.h"
+#include "models/descriptor.h"
 
 namespace tunebench::models {
 
 class BenchModel;
 
-// What `tunebench models` shows for one preset.
-struct PresetSummary {
-  std::string model, preset, description;
-  int64_t parameters = 0;            // as built (with any row cap)
-  int64_t parameters_published = 0;  // the model's published size (differs only under a cap)
-  double forward_flops = 0;          // per sample; convention in models/common.h
-  std::string input_shape;           // per sample
-  int64_t weight_bytes = 0;          // fp32 parameters
-  double activation_bytes = 0;       // fp32 main-layer outputs of one forward, per sample
-  std::string note;                  // e.g. the row cap that applies
-  nlohmann::json config;             // the full configuration, options applied
-};
-
-// A model, preset or option that does not exist, or an option of the wrong type: what() says
-// which, where, and lists the valid ones.
-class InvalidSpec : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+// Every model's descriptor, in the registry's order.
+const std::vector<const ModelDescriptor*>& descriptors();
+// The descriptor of `model`; throws InvalidSpec listing the valid models.
+const ModelDescriptor& descriptor(const std::string& model);
 
 // 25557032 → "25,557,032".
 std::string with_commas(int64_t n);

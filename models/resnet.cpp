@@ -169,3 +169,34 @@ ModelStats resnet_stats(const ResNetConfig& cfg) {
 }
 
 }  // namespace tunebench::models
+
+// --- the descriptor: what the registry (models/registry.def) knows of ResNet-50 ---------------
+// (included here, not at the top, so that the descriptor stays one section at the file's end)
+#include "models/family.h"
+
+namespace tunebench::models {
+
+const ModelDescriptor& resnet50_descriptor() {
+  static const ModelDescriptor descriptor = describe(ModelFamily<ResNetConfig>{
+      "resnet50",
+      {{"tiny", "8 channels after the stem, 32x32 inputs, 10 classes: for tests",
+        [] {
+          ResNetConfig c;
+          c.width = 8;
+          c.image_size = 32;
+          c.num_classes = 10;
+          return c;
+        }()},
+       {"full", "torchvision's ResNet-50 v1.5, 224x224, 1000 classes", ResNetConfig{}}},
+      {int_option("width", &ResNetConfig::width, 1, 1 << 12),
+       int_option("num_classes", &ResNetConfig::num_classes, 1, 1 << 24),
+       int_option("image_size", &ResNetConfig::image_size, 32, 1 << 16),
+       bool_option("conv_bias", &ResNetConfig::conv_bias),
+       bool_option("inplace_act", &ResNetConfig::inplace_act),
+       bool_option("checkpoint", &ResNetConfig::checkpoint)},
+      resnet_stats,
+      [](const ResNetConfig& c) { return std::make_unique<ResNetModel>(c); }});
+  return descriptor;
+}
+
+}  // namespace tunebench::models

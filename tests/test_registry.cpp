@@ -27,6 +27,30 @@ TEST(Registry, EveryModelHasItsCatalogPresets) {
   EXPECT_EQ(models::summarize_all().size(), 7u);
 }
 
+// The registry is one list of descriptors; each names its presets and its options with their
+// types, and its summary is the registry's.
+TEST(Registry, DescriptorsAreTheOneList) {
+  std::vector<std::string> names;
+  for (const models::ModelDescriptor* d : models::descriptors()) names.push_back(d->name);
+  EXPECT_EQ(names, models::model_names());
+  const models::ModelDescriptor& gpt = models::descriptor("gpt");
+  ASSERT_EQ(gpt.presets.size(), 3u);
+  EXPECT_EQ(gpt.presets[0].name, "tiny");
+  EXPECT_NE(gpt.presets[0].description.find("for tests"), std::string::npos);
+  auto option = [&](const std::string& name) {
+    for (const auto& o : gpt.options) {
+      if (o.name == name) return o.type;
+    }
+    return std::string("missing");
+  };
+  EXPECT_EQ(option("seq_len"), "integer from 1 to 16777216");
+  EXPECT_EQ(option("builtin_ops"), "true or false");
+  EXPECT_EQ(option("seqlen"), "missing");
+  EXPECT_EQ(gpt.summarize({"gpt", "tiny"}).parameters,
+            models::summarize({"gpt", "tiny"}).parameters);
+  EXPECT_THROW(models::descriptor("resnet"), models::InvalidSpec);
+}
+
 TEST(Registry, BadNamesListTheValidOnes) {
   EXPECT_EQ(error_of({"resnet", "full"}),
             "unknown model 'resnet'; valid models: resnet50, gpt, dlrm");
