@@ -12,7 +12,7 @@ namespace tunebench::orchestrator {
 
 struct RunOptions {
   std::string suite_path;
-  std::string db_path = "results/tunebench.sqlite";
+  std::string db_path;  // the command line gives the default (app/commands.h: kDefaultDatabase)
   std::string label;
   std::string filter;
   bool quiet = false;

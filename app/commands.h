@@ -1,0 +1,97 @@
+// The subcommands of `tunebench`, one function each (app/commands/<name>.cpp). app/cli.cpp wires
+// their options to CLI11 (names, help texts, defaults, checks) and dispatches; each function
+// returns the process's exit code: 0 success, 1 a failure while running (or, for check, a
+// regression), 2 bad input.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/check.h"
+#include "run/orchestrator.h"
+#include "store/storage.h"
+
+namespace tunebench::cli {
+
+inline constexpr int kExitBadInput = 2;
+// The results database every subcommand uses unless --db says otherwise.
+inline constexpr const char* kDefaultDatabase = "results/tunebench.sqlite";
+
+// A database that does not exist yet is not created by a read-only command: StorageError.
+storage::Database open_existing(const std::string& path);
+
+struct ModelsOptions {
+  bool json = false;
+  std::string model, preset;
+  std::vector<std::string> option_pairs;  // key=value
+};
+int models_command(const ModelsOptions& options);
+
+int run_command(const orchestrator::RunOptions& options);
+
+struct ShowOptions {
+  std::string db = kDefaultDatabase;
+  std::string run = "latest";
+  bool json = false;
+};
+int show_command(const ShowOptions& options);
+
+int list_command(const std::string& suites_dir);
+
+int env_command(bool as_json);
+
+struct ExportOptions {
+  std::string db = kDefaultDatabase;
+  std::string run = "latest";
+  std::string format = "json";
+  std::string output;  // empty: stdout
+};
+int export_command(const ExportOptions& options);
+
+struct CheckOptions {
+  std::string db = kDefaultDatabase;
+  std::string format = "table";
+  check::Options check;  // threshold and false_alarm are set from the per-cent values
+  double threshold_pct = 5;
+  double false_alarm_pct = 1;
+  bool no_store = false;
+};
+int check_command(CheckOptions options);
+
+struct CalibrateOptions {
+  std::string db = kDefaultDatabase;
+  std::string suite;  // make A/A runs of this suite, or
+  std::string from;   // use stored runs: label:X or last:N
+  std::string label = "calibration";
+  int runs = 5;
+  double false_alarm_pct = 1, power_pct = 80;
+  check::FloorSettings floors;  // false_alarm and power are set from the per-cent values
+  orchestrator::RunOptions run;
+};
+int calibrate_command(CalibrateOptions options);
+
+struct MergeOptions {
+  std::string db = kDefaultDatabase;
+  std::vector<std::string> files;
+};
+int merge_command(const MergeOptions& options);
+
+struct CompareOptions {
+  std::string db = kDefaultDatabase;
+  std::string format = "table";
+  std::string suite;               // with hosts: the suite (empty: the newest both ran)
+  std::vector<std::string> runs;   // two runs, or
+  std::vector<std::string> hosts;  // two hosts
+};
+int compare_command(const CompareOptions& options);
+
+struct ReportOptions {
+  std::string db = kDefaultDatabase;
+  std::string out = "reports/out";
+  std::string run = "latest";
+  std::string prices;  // JSON object of hostname to price
+  std::vector<std::string> hosts;
+};
+int report_command(const ReportOptions& options);
+
+}  // namespace tunebench::cli

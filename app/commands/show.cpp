@@ -1,0 +1,29 @@
+// `tunebench show`: one stored run, analysed; and open_existing, which every reading command uses.
+#include <filesystem>
+#include <iostream>
+
+#include "analysis/analysis.h"
+#include "app/commands.h"
+
+namespace tunebench::cli {
+
+storage::Database open_existing(const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    throw storage::StorageError(
+        path + " does not exist; run a suite first (tunebench run --suite suites/smoke.json)");
+  }
+  return storage::Database(path);
+}
+
+int show_command(const ShowOptions& options) {
+  const auto db = open_existing(options.db);
+  const auto report = analysis::analyze(db, storage::resolve_run(db, options.run));
+  if (options.json) {
+    std::cout << analysis::to_json(report).dump(2) << "\n";
+  } else {
+    std::cout << analysis::format_run(report);
+  }
+  return 0;
+}
+
+}  // namespace tunebench::cli
