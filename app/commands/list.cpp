@@ -7,6 +7,7 @@
 
 #include "app/commands.h"
 #include "knobs/knobs.h"
+#include "models/registry.h"
 #include "plan/plan.h"
 #include "plan/suite.h"
 #include "platform/device.h"
@@ -16,10 +17,11 @@ namespace tunebench::cli {
 
 namespace {
 
-// One knob's row: applicability on each device the knob is meant for, for its first model and
-// mode; the missing GPU is said once above the table, not on every CUDA row.
+// One knob's row: applicability on each device the knob is meant for, for its first model (the
+// registry's first for a knob of every model) and mode; the missing GPU is said once above the
+// table, not on every CUDA row.
 void print_knob(const knobs::Knob& k, const knobs::HostCaps& host) {
-  const std::string model = k.models.empty() ? "resnet50" : k.models.front();
+  const std::string model = k.models.empty() ? models::model_names().front() : k.models.front();
   const Mode mode = k.modes.empty() ? Mode::infer : k.modes.front();
   std::vector<std::pair<std::string, std::string>> reasons;  // device, why
   auto cell = [&](const std::string& device) -> std::string {
