@@ -3,7 +3,8 @@
 namespace tunebench::worker {
 
 // Each defined in worker/knobs/<family>.cpp. The CUDA family acts through the device layer
-// (worker/device_trial.h, worker/cuda_runtime.cpp); the compile family has nothing in-process yet.
+// (worker/device_trial.h; its CUDA side is worker/knobs/cuda.cpp); the compile family has nothing
+// in-process yet.
 const KnobAction& process_action();
 const KnobAction& build_action();
 const KnobAction& autograd_action();
@@ -26,8 +27,7 @@ const std::vector<const KnobAction*>& actions() {
       &precision_action(),  //
       &script_action(),     //
       &execution_action(),  //
-      &distributed_action(),
-      &input_action(),
+      &distributed_action(), &input_action(),
   };
   return list;
 }

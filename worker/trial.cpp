@@ -1,4 +1,3 @@
-#include "knobs/evidence.h"
 #include "worker/trial.h"
 
 #include <benchmark/benchmark.h>
@@ -13,6 +12,7 @@
 
 #include "core/multiproc.h"
 #include "knobs/device_settings.h"
+#include "knobs/evidence.h"
 #include "knobs/knobs.h"
 #include "models/registry.h"
 #include "worker/worker.h"

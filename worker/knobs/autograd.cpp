@@ -4,12 +4,13 @@
 //   inference_mode  no-grad (OFF: the catalog's "no-grad → inference mode") or inference mode
 //   zero_grad_none  gradients zeroed in place (OFF) or reset to none (ON) before each step
 //   anomaly_off     training steps with anomaly detection on (OFF) or off (ON)
+#include "knobs/autograd.h"
+
 #include <torch/csrc/autograd/anomaly_mode.h>
 #include <torch/torch.h>
 
 #include <optional>
 
-#include "knobs/autograd.h"
 #include "worker/arm.h"
 #include "worker/knob_action.h"
 

@@ -1,9 +1,10 @@
 // The distributed family's action (worker/knob_action.h): ddp_scaling and ddp_no_sync. The
 // process is one rank of the trial (worker/ddp.h has the process group and the all-reduces); the
 // arm keeps its shard of the batch, and its forward-backward all-reduces the gradients.
+#include "knobs/distributed.h"
+
 #include <torch/torch.h>
 
-#include "knobs/distributed.h"
 #include "core/multiproc.h"
 #include "worker/arm.h"
 #include "worker/ddp.h"

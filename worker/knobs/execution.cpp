@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "knobs/exec_knobs.h"
+#include "knobs/execution.h"
 #include "platform/compat.h"
 #include "worker/arm.h"
 
@@ -202,7 +203,8 @@ using nlohmann::json;
 // One arm's step plan, wired to the arm's loss and backward.
 class ExecutionHooks : public ArmHooks {
  public:
-  explicit ExecutionHooks(Arm& arm) : loss_([&arm](const models::Batch& b) { return arm.loss(b); }) {}
+  explicit ExecutionHooks(Arm& arm)
+      : loss_([&arm](const models::Batch& b) { return arm.loss(b); }) {}
 
   // The plan keeps the batch as it is here: on the device, in its final layout.
   void on_device(Arm& arm) override {
@@ -219,9 +221,7 @@ class ExecutionHooks : public ArmHooks {
   void end_measurement(Arm& arm) override {
     plan_->measure_tensor_peak([&arm] { arm.step(); });
   }
-  void read_back(Arm& arm, json& evidence) override {
-    plan_->add_evidence(evidence, loss_);
-  }
+  void read_back(Arm& arm, json& evidence) override { plan_->add_evidence(evidence, loss_); }
 
  private:
   std::optional<exec_steps::StepPlan> plan_;

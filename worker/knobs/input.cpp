@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "knobs/input.h"
 #include "models/common.h"
 #include "worker/arm.h"
 #include "worker/knob_action.h"
@@ -156,7 +157,9 @@ class InputHooks : public ArmHooks {
  public:
   explicit InputHooks(std::unique_ptr<loader::Feed> feed) : feed_(std::move(feed)) {}
   void before_forward(Arm& arm) override { feed_->next(arm.batch); }
-  void read_back(Arm&, nlohmann::json& evidence) override { evidence[knobs::input::kLoader] = feed_->evidence(); }
+  void read_back(Arm&, nlohmann::json& evidence) override {
+    evidence[knobs::input::kLoader] = feed_->evidence();
+  }
 
  private:
   std::unique_ptr<loader::Feed> feed_;

@@ -5,9 +5,10 @@
 //   channels_last  the model's 4-D parameters and the input in NHWC (channels-last) layout
 //   fused_adamw    training with per-parameter AdamW (OFF) or one fused AdamW kernel (ON), the
 //                  same hyper-parameters; every other arm trains with the default SGD
+#include "knobs/precision.h"
+
 #include <torch/torch.h>
 
-#include "knobs/precision.h"
 #include "platform/compat.h"
 #include "worker/arm.h"
 #include "worker/knob_action.h"
@@ -57,7 +58,9 @@ class PrecisionHooks : public ArmHooks {
 
   void read_back(Arm& arm, json& evidence) override {
     evidence[knobs::precision::kAutocastInStep] = autocast_in_step_;
-    evidence[knobs::precision::kAutocastDtype] = !amp_ ? "none" : dtype_ == torch::kHalf ? "fp16" : "bf16";
+    evidence[knobs::precision::kAutocastDtype] = !amp_                    ? "none"
+                                                 : dtype_ == torch::kHalf ? "fp16"
+                                                                          : "bf16";
     if (arm.train) evidence[knobs::precision::kOptimizer] = arm.optimizer_name;
   }
 
@@ -67,8 +70,8 @@ class PrecisionHooks : public ArmHooks {
     const json& s = arm.spec.settings;
     if (!s.contains("fused_adamw") || !arm.train) return;
     if (s["fused_adamw"] == true) {
-      auto fused = std::make_shared<compat::FusedAdamW>(arm.module().parameters(), 1e-3, 0.9,
-                                                        0.999, 1e-8, 1e-2);
+      auto fused = std::make_shared<compat::FusedAdamW>(arm.module().parameters(), 1e-3, 0.9, 0.999,
+                                                        1e-8, 1e-2);
       arm.optimizer_step = [fused] { fused->step(); };
       arm.optimizer_name = "adamw_fused";
     } else {
@@ -79,7 +82,6 @@ class PrecisionHooks : public ArmHooks {
       arm.optimizer_name = "adamw";
     }
   }
-
 
   bool amp_ = false, autocast_in_step_ = false;
   c10::ScalarType dtype_ = torch::kBFloat16;

@@ -119,7 +119,8 @@ class ProcessHooks : public ArmHooks {
     evidence[knobs::evidence::kTorchThreads] = torch::get_num_threads();
     evidence[knobs::evidence::kEnv] = environment_evidence();
     evidence[knobs::evidence::kMappedLibraries] = mapped_libraries();
-    evidence[knobs::evidence::kAllocator] = allocator_of(evidence[knobs::evidence::kMappedLibraries]);
+    evidence[knobs::evidence::kAllocator] =
+        allocator_of(evidence[knobs::evidence::kMappedLibraries]);
     evidence[knobs::evidence::kCpuAffinity] = cpu_affinity();
     evidence["mems_allowed"] = status_text("Mems_allowed_list");
     evidence[knobs::evidence::kNumaPolicy] = numa_policy();

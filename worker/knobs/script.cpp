@@ -1,6 +1,6 @@
-// The script family's action (worker/knob_action.h), the TorchScript and quantization knobs: each arm of jit_fusion,
-// quantize_linear and freeze_script replaces the model's inference forward and reads back what
-// it built.
+// The script family's action (worker/knob_action.h), the TorchScript and quantization knobs: each
+// arm of jit_fusion, quantize_linear and freeze_script replaces the model's inference forward and
+// reads back what it built.
 //
 //   jit_fusion       GPT: the MLP's bias add + erf-GELU chain, eager → TorchScript with the CPU
 //                    (legacy) fuser, or on CUDA with NNC; evidence: fusion groups in the
@@ -14,6 +14,8 @@
 //
 // Both arms run the forward under no-grad, as deployed inference does, so that the comparison is
 // the knob alone (quantized ops have no autograd; frozen constants carry no gradients).
+#include "knobs/script.h"
+
 #include <fmt/format.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
@@ -23,7 +25,6 @@
 #include <memory>
 #include <stdexcept>
 
-#include "knobs/script.h"
 #include "platform/compat.h"
 #include "worker/arm.h"
 #include "worker/knob_action.h"
@@ -260,7 +261,8 @@ ArmForward quantize_linear(bool on, models::BenchModel& model, const models::Bat
   };
   json& e = arm.evidence;
   if (!on) {
-    e = {{knobs::script::kFp32LinearLayers, fp32_layers()}, {knobs::script::kInt8LinearLayers, int8_layers()}};
+    e = {{knobs::script::kFp32LinearLayers, fp32_layers()},
+         {knobs::script::kInt8LinearLayers, int8_layers()}};
     return arm;
   }
   const auto engine = pick_engine();
@@ -283,12 +285,15 @@ ArmForward quantize_linear(bool on, models::BenchModel& model, const models::Bat
        {"reduce_range", reduce_range},
        {knobs::script::kFp32LinearLayers, fp32_layers()},
        {knobs::script::kInt8LinearLayers, int8_layers()},
-       {knobs::script::kWeightDtype, std::string(c10::toString(first->unpacked_weight().scalar_type()))},
+       {knobs::script::kWeightDtype,
+        std::string(c10::toString(first->unpacked_weight().scalar_type()))},
        {"max_abs_error", error.max().item<double>()},
        {"mean_abs_error", error.mean().item<double>()},
        {"reference_mean_abs", reference.abs().mean().item<double>()}};
   *calls = 0;
-  arm.read_back = [calls](json& evidence) { evidence[knobs::script::kQuantizeLinear][knobs::script::kInt8Calls] = *calls; };
+  arm.read_back = [calls](json& evidence) {
+    evidence[knobs::script::kQuantizeLinear][knobs::script::kInt8Calls] = *calls;
+  };
   return arm;
 }
 
@@ -343,14 +348,15 @@ ArmForward freeze_script(bool on, models::BenchModel& model, const models::Batch
   };
   const auto eager = eager_forward(model)(batch);
   const auto difference = (arm.forward(batch) - eager).abs().max().item<double>();
-  arm.evidence = {{knobs::script::kModule, "frozen"},
-                  {knobs::script::kBatchNormNodesScripted, bn_before},
-                  {knobs::script::kBatchNormNodesFrozen, batch_norm_nodes(frozen)},
-                  {"parameters_scripted", params_before},
-                  {knobs::script::kParametersFrozen, static_cast<int64_t>(frozen.parameters().size())},
-                  {"frozen_node_kinds", kinds},
-                  {"max_abs_difference_vs_eager", difference},
-                  {"eager_max_abs", eager.abs().max().item<double>()}};
+  arm.evidence = {
+      {knobs::script::kModule, "frozen"},
+      {knobs::script::kBatchNormNodesScripted, bn_before},
+      {knobs::script::kBatchNormNodesFrozen, batch_norm_nodes(frozen)},
+      {"parameters_scripted", params_before},
+      {knobs::script::kParametersFrozen, static_cast<int64_t>(frozen.parameters().size())},
+      {"frozen_node_kinds", kinds},
+      {"max_abs_difference_vs_eager", difference},
+      {"eager_max_abs", eager.abs().max().item<double>()}};
   return arm;
 }
 
@@ -405,8 +411,10 @@ class ScriptAction : public worker::KnobAction {
   std::map<std::string, std::string> unsupported(c10::DeviceType device) const override {
     std::map<std::string, std::string> out;
     if (device != c10::DeviceType::CPU) return out;
-    if (auto why = jit_fusion_unavailable_reason(); !why.empty()) out[knobs::script::kJitFusion] = why;
-    if (auto why = quantize_linear_unavailable_reason(); !why.empty()) out[knobs::script::kQuantizeLinear] = why;
+    if (auto why = jit_fusion_unavailable_reason(); !why.empty())
+      out[knobs::script::kJitFusion] = why;
+    if (auto why = quantize_linear_unavailable_reason(); !why.empty())
+      out[knobs::script::kQuantizeLinear] = why;
     return out;
   }
   bool changes_model(const json& settings) const override { return has_script_knob(settings); }
