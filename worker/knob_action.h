@@ -6,10 +6,11 @@
 // it returns from prepare(), so that one process can hold the OFF and the ON arm of an experiment
 // side by side (worker/arm.h). The stages, in the spirit of TorchBench's stage hooks:
 //
-//   KnobAction::configure    before the model is built: the arm's model options, process-wide
-//                            switches (threads)
-//   KnobAction::prepare      model and batch built, still on the host: this process's share of
-//                            the batch, an input feed; returns the arm's hooks
+//   KnobAction::configure    before the model is built: the arm's model options (no side
+//                            effects: it is also asked whether two arms can share a model)
+//   KnobAction::prepare      model and batch built, still on the host: process-wide switches
+//                            (threads), this process's share of the batch, an input feed;
+//                            returns the arm's hooks
 //   ArmHooks::on_device      model and batch on the device: change the model or its layout,
 //                            replace the arm's forward, forward-backward or optimizer step
 //                            (Arm's stage functions), note what was built

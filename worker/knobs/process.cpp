@@ -130,13 +130,12 @@ class ProcessHooks : public ArmHooks {
 class ProcessAction : public KnobAction {
  public:
   const char* family() const override { return "process"; }
-  // Process-wide, before anything is built: one process holds one thread count.
-  void configure(const json& settings, models::ModelSpec&) const override {
-    if (settings.contains("omp_threads")) {
-      torch::set_num_threads(static_cast<int>(settings["omp_threads"].get<int64_t>()));
+  // Process-wide, before the arm's first forward: one process holds one thread count.
+  std::unique_ptr<ArmHooks> prepare(Arm& arm) const override {
+    const json& s = arm.spec.settings;
+    if (s.contains("omp_threads")) {
+      torch::set_num_threads(static_cast<int>(s["omp_threads"].get<int64_t>()));
     }
-  }
-  std::unique_ptr<ArmHooks> prepare(Arm&) const override {
     return std::make_unique<ProcessHooks>();
   }
 };
