@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -45,6 +46,33 @@ class BenchModel {
   // Structural facts read back from the built module (not from its configuration): what the
   // build-time switches really produced, e.g. the number of conv biases or stored mask buffers.
   virtual nlohmann::json describe() = 0;
+
+  // What the model offers the knobs' actions (worker/knobs/): the harness asks the model rather
+  // than testing its name or type. The defaults say "none"; a knob that needs what a model lacks
+  // is not applicable to it.
+
+  // The first convolution's weight (channels_last reads its layout back); undefined when the
+  // model has no convolution.
+  virtual torch::Tensor first_conv_weight() { return {}; }
+
+  // A pointwise bias add + activation the model lets a caller replace: h = f(x, bias).
+  using BiasAct = std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)>;
+  // Each place the model applies its MLP's bias add + GELU, as a slot to set (empty: the model's
+  // own); jit_fusion runs an erf-GELU chain through them, eager or TorchScript-fused. None by
+  // default.
+  virtual std::vector<BiasAct*> bias_act_slots() { return {}; }
+
+  // Replaces each fp32 Linear layer of the model's MLPs by what `replace` makes of it
+  // (quantize_linear: a dynamically quantized int8 layer); returns how many were replaced, 0 when
+  // the model offers none.
+  using LinearReplacement = std::function<torch::nn::AnyModule(const torch::nn::LinearImpl&)>;
+  virtual int64_t replace_linear_layers(const LinearReplacement& replace) { return 0; }
+
+  // The model's inference forward as TorchScript source, `def forward(self, x)` over one input,
+  // reading `self.<name>` for every parameter and buffer of module() with the dots of its name
+  // made underscores ("layer1.0.conv1.weight" → self.layer1_0_conv1_weight): the module that
+  // freeze_script scripts and freezes. Empty when the model offers none.
+  virtual std::string inference_script_source() { return ""; }
 };
 
 // A CPU generator seeded for one batch, so batches never depend on the global RNG state.

@@ -127,6 +127,25 @@ nlohmann::json DlrmModel::describe() {
       {"tables", net->tables->size()}, {"embedding_rows", rows}, {"row_cap", net->config.row_cap}};
 }
 
+int64_t DlrmModel::replace_linear_layers(const LinearReplacement& replace) {
+  int64_t replaced = 0;
+  auto in_mlp = [&](nn::Sequential& mlp) {
+    nn::Sequential out;
+    for (const auto& child : *mlp) {
+      if (const auto* linear = child.ptr()->as<nn::Linear>()) {
+        out->push_back(replace(*linear));
+        ++replaced;
+      } else {
+        out->push_back(child);
+      }
+    }
+    return out;
+  };
+  net->bottom = net->replace_module("bottom", in_mlp(net->bottom));
+  net->top = net->replace_module("top", in_mlp(net->top));
+  return replaced;
+}
+
 ModelStats dlrm_stats(const DlrmConfig& cfg) {
   ModelStats stats;
   auto add_mlp = [&](int64_t in, const std::vector<int64_t>& widths) {

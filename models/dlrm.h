@@ -61,6 +61,7 @@ class DlrmModel : public BenchModel {
   torch::Tensor forward(const Batch& batch) override;  // probabilities [B, 1]
   torch::Tensor loss(const Batch& batch) override;
   nlohmann::json describe() override;
+  int64_t replace_linear_layers(const LinearReplacement& replace) override;  // bottom and top MLP
 
   Dlrm net;
 };

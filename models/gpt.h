@@ -107,6 +107,11 @@ class GptModel : public BenchModel {
   torch::Tensor forward(const Batch& batch) override { return net->forward(batch.inputs.at(0)); }
   torch::Tensor loss(const Batch& batch) override;
   nlohmann::json describe() override;
+  std::vector<BiasAct*> bias_act_slots() override {
+    std::vector<BiasAct*> slots;
+    for (const auto& block : *net->blocks) slots.push_back(&block->as<GptBlockImpl>()->bias_act);
+    return slots;
+  }
 
   Gpt net;
 };

@@ -1,6 +1,8 @@
 #include "models/resnet.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace tunebench::models {
 
@@ -129,6 +131,71 @@ nlohmann::json ResNetModel::describe() {
           {"checkpoint", net->config.checkpoint},
           {"blocks", blocks},
           {"block_forwards", block_forwards}};
+}
+
+namespace {
+
+// "layer1.0.conv1.weight" → "layer1_0_conv1_weight": a TorchScript attribute name.
+std::string flat(std::string name) {
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name;
+}
+
+std::string conv_source(const std::string& name, const nn::Conv2dImpl& c, const std::string& in) {
+  const int64_t k = (*c.options.kernel_size())[0], s = (*c.options.stride())[0];
+  const std::string bias = c.bias.defined() ? "self." + flat(name) + "_bias" : "None";
+  const std::string stride = std::to_string(s), pad = std::to_string(k / 2);
+  // Padding k/2, as ResNetImpl builds every conv.
+  return "torch.conv2d(" + in + ", self." + flat(name) + "_weight, " + bias + ", [" + stride +
+         ", " + stride + "], [" + pad + ", " + pad + "])";
+}
+
+std::string batch_norm_source(const std::string& name, const nn::BatchNorm2dImpl& bn,
+                              const std::string& in) {
+  const std::string n = "self." + flat(name);
+  char eps[32];
+  std::snprintf(eps, sizeof(eps), "%.17g", bn.options.eps());
+  return "torch.batch_norm(" + in + ", " + n + "_weight, " + n + "_bias, " + n + "_running_mean, " +
+         n + "_running_var, False, 0.1, " + eps + ", False)";
+}
+
+}  // namespace
+
+// ResNetImpl::forward in inference as TorchScript over the flattened parameter names.
+std::string ResNetModel::inference_script_source() {
+  std::string s = "def forward(self, x):\n";
+  auto line = [&](const std::string& text) { s += "    " + text + "\n"; };
+  line("x = torch.relu(" +
+       batch_norm_source("bn1", *net->stem_bn, conv_source("conv1", *net->stem_conv, "x")) + ")");
+  line("x = torch.max_pool2d(x, [3, 3], [2, 2], [1, 1])");
+  const std::pair<const char*, nn::Sequential*> stages[] = {{"layer1", &net->layer1},
+                                                            {"layer2", &net->layer2},
+                                                            {"layer3", &net->layer3},
+                                                            {"layer4", &net->layer4}};
+  for (const auto& [stage, seq] : stages) {
+    for (size_t i = 0; i < (*seq)->size(); ++i) {
+      const auto& b = *(*seq)->ptr(i)->as<BottleneckImpl>();
+      const std::string p = std::string(stage) + "." + std::to_string(i) + ".";
+      if (b.downsample) {
+        const auto& dconv = *b.downsample->ptr(0)->as<nn::Conv2d>();
+        const auto& dbn = *b.downsample->ptr(1)->as<nn::BatchNorm2d>();
+        line("identity = " + batch_norm_source(p + "downsample.1", dbn,
+                                               conv_source(p + "downsample.0", dconv, "x")));
+      } else {
+        line("identity = x");
+      }
+      line("out = torch.relu(" +
+           batch_norm_source(p + "bn1", *b.bn1, conv_source(p + "conv1", *b.conv1, "x")) + ")");
+      line("out = torch.relu(" +
+           batch_norm_source(p + "bn2", *b.bn2, conv_source(p + "conv2", *b.conv2, "out")) + ")");
+      line("out = " +
+           batch_norm_source(p + "bn3", *b.bn3, conv_source(p + "conv3", *b.conv3, "out")));
+      line("x = torch.relu(out + identity)");
+    }
+  }
+  line("x = torch.adaptive_avg_pool2d(x, [1, 1]).flatten(1)");
+  line("return torch.linear(x, self.fc_weight, self.fc_bias)");
+  return s;
 }
 
 ModelStats resnet_stats(const ResNetConfig& cfg) {

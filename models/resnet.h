@@ -65,6 +65,8 @@ class ResNetModel : public BenchModel {
   torch::Tensor forward(const Batch& batch) override { return net->forward(batch.inputs.at(0)); }
   torch::Tensor loss(const Batch& batch) override;
   nlohmann::json describe() override;
+  torch::Tensor first_conv_weight() override { return net->stem_conv->weight; }
+  std::string inference_script_source() override;
 
   ResNet net;
 };

@@ -13,8 +13,7 @@
 #include "platform/compat.h"
 #include "platform/device.h"
 #include "platform/nvml.h"
-#include "worker/ddp.h"
-#include "worker/script_forward.h"
+#include "worker/knob_action.h"
 
 #ifndef TUNEBENCH_SOURCE_DIR
 #define TUNEBENCH_SOURCE_DIR "."
@@ -186,20 +185,15 @@ knobs::HostCaps capabilities() {
   caps.cuda_reason = device::cuda_unavailable_reason();
   caps.cuda = caps.cuda_reason.empty();
   caps.gpus = caps.cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
+  // Each knob family's action says what this build cannot run on each device.
   for (const auto& [device, unsupported] :
        {std::pair{c10::DeviceType::CPU, &caps.unsupported_on_cpu},
         std::pair{c10::DeviceType::CUDA, &caps.unsupported_on_cuda}}) {
     if (device == c10::DeviceType::CUDA && !caps.cuda) continue;  // the missing device says it
-    if (auto why = compat::fused_adamw_unavailable_reason(device); !why.empty()) {
-      (*unsupported)["fused_adamw"] = why;
-    }
-    if (auto why = ddp::unavailable_reason(device); !why.empty()) {
-      (*unsupported)["ddp_scaling"] = why;
-      (*unsupported)["ddp_no_sync"] = why;
+    for (const worker::KnobAction* action : worker::actions()) {
+      for (const auto& [id, why] : action->unsupported(device)) (*unsupported)[id] = why;
     }
   }
-  // The TorchScript fuser's reason is the CPU's (on CUDA, NNC generates the kernels itself).
-  for (const auto& [id, why] : script_forward::unsupported()) caps.unsupported_on_cpu[id] = why;
   return caps;
 }
 

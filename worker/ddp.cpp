@@ -150,7 +150,8 @@ Rank::~Rank() {
 #endif
 }
 
-std::unique_ptr<Rank> Rank::join(const TrialSpec& spec, models::Batch& batch) {
+std::unique_ptr<Rank> Rank::join(const TrialSpec& spec, models::Batch& batch, int micro_batches,
+                                 bool sync_last_only) {
   if (!spec.settings.contains(multiproc::kProcessSetting)) return nullptr;
   const json& process = spec.settings[multiproc::kProcessSetting];
   if (process.value("role", "") != "rank") return nullptr;
@@ -165,8 +166,8 @@ std::unique_ptr<Rank> Rank::join(const TrialSpec& spec, models::Batch& batch) {
   impl->world = process["count"];
   if (cuda) impl->gpu = process.value("gpu", -1);
   if (cuda && impl->gpu < 0) throw std::runtime_error("a CUDA rank without its GPU");
-  impl->micro = spec.settings.contains("ddp_no_sync") ? multiproc::kNoSyncMicroBatches : 1;
-  impl->sync_last_only = spec.settings.value("ddp_no_sync", false) == true;
+  impl->micro = micro_batches;
+  impl->sync_last_only = sync_last_only;
   const int64_t pieces = int64_t(impl->world) * impl->micro;
   if (batch.size % pieces != 0) {
     throw std::runtime_error(fmt::format(

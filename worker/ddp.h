@@ -1,10 +1,10 @@
-// The distributed knobs inside a worker: the process is one rank of a c10d process group —
-// ProcessGroupGloo on the CPU, ProcessGroupNCCL on CUDA with one GPU per rank (rendezvous through
-// a FileStore in the trial's private directory; the same code spans hosts with a TCPStore) —
-// holds its shard of the trial's batch, and after backward all-reduces its gradients in buckets
-// (25 MiB, as DDP's default) and averages them. C++ has no DDP module wrapper; this is the part
-// of it the knobs measure. ddp_no_sync splits the shard into micro-batches and all-reduces only
-// after the last one (OFF: after each).
+// The distributed knobs inside a worker (their action: worker/knobs/distributed.cpp): the process
+// is one rank of a c10d process group — ProcessGroupGloo on the CPU, ProcessGroupNCCL on CUDA with
+// one GPU per rank (rendezvous through a FileStore in the trial's private directory; the same code
+// spans hosts with a TCPStore) — holds its shard of the trial's batch, and after backward
+// all-reduces its gradients in buckets (25 MiB, as DDP's default) and averages them. C++ has no DDP
+// module wrapper; this is the part of it the knobs measure. ddp_no_sync splits the shard into
+// micro-batches and all-reduces only after the last one (OFF: after each).
 #pragma once
 
 #include <c10/core/DeviceType.h>
@@ -45,7 +45,9 @@ class Rank {
   // (on CUDA: NCCL on the GPU of the process setting's "gpu", made this thread's device) and
   // replaces `batch` by this rank's shard. Throws std::runtime_error (no Gloo or NCCL in this
   // build, a batch that does not split evenly, a peer that never came).
-  static std::unique_ptr<Rank> join(const TrialSpec& spec, models::Batch& batch);
+  // `micro_batches` per step; `sync_last_only`: all-reduce after the last of them only.
+  static std::unique_ptr<Rank> join(const TrialSpec& spec, models::Batch& batch, int micro_batches,
+                                    bool sync_last_only);
   ~Rank();
   Rank(const Rank&) = delete;
   Rank& operator=(const Rank&) = delete;

@@ -7,7 +7,7 @@
 #include "platform/device.h"
 
 #ifdef TUNEBENCH_CUDA
-#include "worker/cuda_runtime.h"
+#include "worker/knobs/cuda.h"
 #endif
 
 namespace tunebench::device_trial {

@@ -1,5 +1,6 @@
-// The CUDA implementation of a trial's device side (worker/device_trial.h): compiled only when
-// the LibTorch we build against has CUDA (TUNEBENCH_CUDA). What each CUDA knob does here:
+// The cuda family, inside the worker: the CUDA implementation of a trial's device side
+// (worker/device_trial.h): compiled only when the LibTorch we build against has CUDA
+// (TUNEBENCH_CUDA). What each CUDA knob does here:
 //   tf32             cuBLAS and cuDNN allowed TF32 (both) or not
 //   cudnn_benchmark  cuDNN's autotuner; with "varying_shapes" each step's input is resized to the
 //                    next of 32 resolutions, so the autotuner keeps meeting shapes it has not tuned

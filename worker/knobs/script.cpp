@@ -1,4 +1,20 @@
-#include "worker/script_forward.h"
+// The script family's action (worker/knob_action.h), the TorchScript and quantization knobs: each
+// arm of jit_fusion, quantize_linear and freeze_script replaces the model's inference forward and
+// reads back what it built.
+//
+//   jit_fusion       GPT: the MLP's bias add + erf-GELU chain, eager → TorchScript with the CPU
+//                    (legacy) fuser, or on CUDA with NNC; evidence: fusion groups in the
+//                    optimised graph that ran
+//   quantize_linear  DLRM: fp32 Linear layers → dynamically quantized int8 Linear (prepacked
+//                    weights, quantized::linear_dynamic); evidence: layers, weight dtype, engine,
+//                    calls in the measured steps, accuracy delta against fp32
+//   freeze_script    ResNet-50: eager module → the same function as a TorchScript module,
+//                    frozen and optimised for inference; evidence: batch_norm nodes and
+//                    parameters before and after freezing
+//
+// Both arms run the forward under no-grad, as deployed inference does, so that the comparison is
+// the knob alone (quantized ops have no autograd; frozen constants carry no gradients).
+#include "knobs/script.h"
 
 #include <fmt/format.h>
 #include <torch/csrc/jit/ir/ir.h>
@@ -9,10 +25,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "models/dlrm.h"
-#include "models/gpt.h"
-#include "models/resnet.h"
 #include "platform/compat.h"
+#include "worker/arm.h"
+#include "worker/knob_action.h"
 
 namespace tunebench::script_forward {
 
@@ -20,6 +35,12 @@ using nlohmann::json;
 namespace nn = torch::nn;
 
 namespace {
+
+struct ArmForward {
+  std::function<torch::Tensor(const models::Batch&)> forward;  // empty: none of these knobs is set
+  nlohmann::json evidence = nlohmann::json::object();          // what was built, at once
+  std::function<void(nlohmann::json&)> read_back;              // adds what the measured steps ran
+};
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
@@ -40,13 +61,6 @@ std::function<torch::Tensor(const models::Batch&)> eager_forward(models::BenchMo
     torch::NoGradGuard no_grad;
     return model.forward(batch);
   };
-}
-
-template <typename Model>
-Model& model_for(models::BenchModel& model, const std::string& knob) {
-  auto* typed = dynamic_cast<Model*>(&model);
-  if (!typed) throw std::runtime_error(knob + ": not applicable to this model");
-  return *typed;
 }
 
 bool is_fusion_group(const std::string& kind) {
@@ -111,9 +125,9 @@ void fused_ops(const torch::jit::Block* block, json& out) {
 // inside them.
 json last_graph_fusion() {
   const auto graph = torch::jit::lastExecutedOptimizedGraph();
-  json out = {{"fusion_groups", 0}, {"fused_ops", json::array()}};
+  json out = {{knobs::script::kFusionGroups, 0}, {"fused_ops", json::array()}};
   if (!graph) return out;
-  out["fusion_groups"] = count_nodes(graph->block(), is_fusion_group);
+  out[knobs::script::kFusionGroups] = count_nodes(graph->block(), is_fusion_group);
   fused_ops(graph->block(), out["fused_ops"]);
   return out;
 }
@@ -140,10 +154,10 @@ std::string jit_fusion_unavailable_reason() {
 
 // On CUDA (the model's parameters there) the chain is fused by NNC into a generated CUDA
 // kernel; on the CPU by the legacy fuser (compat.h).
-ArmForward jit_fusion(bool on, models::BenchModel& model) {
-  auto& gpt = model_for<models::GptModel>(model, "jit_fusion");
+ArmForward jit_fusion(bool on, models::BenchModel& model, bool cuda) {
+  const auto slots = model.bias_act_slots();
+  if (slots.empty()) throw std::runtime_error("jit_fusion: not applicable to this model");
   auto calls = std::make_shared<int64_t>(0);
-  const bool cuda = gpt.module().parameters().at(0).is_cuda();
   std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)> chain;
   if (on) {
     chain = [scripted = compile_chain(cuda), calls](const torch::Tensor& x,
@@ -157,20 +171,20 @@ ArmForward jit_fusion(bool on, models::BenchModel& model) {
       return bias_gelu_eager(x, b);
     };
   }
-  for (const auto& block : *gpt.net->blocks) block->as<models::GptBlock>()->bias_act = chain;
+  for (auto* slot : slots) *slot = chain;
   ArmForward arm;
-  arm.forward = eager_forward(gpt);
-  arm.evidence = {{"chain", on ? "torchscript" : "eager"},
+  arm.forward = eager_forward(model);
+  arm.evidence = {{knobs::script::kChain, on ? "torchscript" : "eager"},
                   {"fuser", !on    ? "none"
                             : cuda ? "nnc (CUDA)"
                                    : "legacy (CPU)"}};
   arm.read_back = [on, calls](json& evidence) {
-    json& e = evidence["jit_fusion"];
-    e["chain_calls"] = *calls;
+    json& e = evidence[knobs::script::kJitFusion];
+    e[knobs::script::kChainCalls] = *calls;
     if (on) {
       e.update(last_graph_fusion());
     } else {
-      e["fusion_groups"] = 0;
+      e[knobs::script::kFusionGroups] = 0;
     }
   };
   return arm;
@@ -231,26 +245,12 @@ struct Int8LinearImpl : nn::Module {
   std::shared_ptr<int64_t> calls;
 };
 
-nn::Sequential quantize_mlp(nn::Sequential& mlp, bool reduce_range,
-                            const std::shared_ptr<int64_t>& calls) {
-  nn::Sequential out;
-  for (const auto& child : *mlp) {
-    if (const auto* linear = child.ptr()->as<nn::Linear>()) {
-      out->push_back(std::make_shared<Int8LinearImpl>(*linear, reduce_range, calls));
-    } else {
-      out->push_back(child);
-    }
-  }
-  return out;
-}
-
 ArmForward quantize_linear(bool on, models::BenchModel& model, const models::Batch& batch) {
-  auto& dlrm = model_for<models::DlrmModel>(model, "quantize_linear");
   ArmForward arm;
-  arm.forward = eager_forward(dlrm);
+  arm.forward = eager_forward(model);
   auto layers = [&](auto predicate) {
     int64_t n = 0;
-    for (const auto& m : dlrm.net->modules(/*include_self=*/false)) n += predicate(*m) ? 1 : 0;
+    for (const auto& m : model.module().modules(/*include_self=*/false)) n += predicate(*m) ? 1 : 0;
     return n;
   };
   auto fp32_layers = [&] {
@@ -261,7 +261,8 @@ ArmForward quantize_linear(bool on, models::BenchModel& model, const models::Bat
   };
   json& e = arm.evidence;
   if (!on) {
-    e = {{"fp32_linear_layers", fp32_layers()}, {"int8_linear_layers", int8_layers()}};
+    e = {{knobs::script::kFp32LinearLayers, fp32_layers()},
+         {knobs::script::kInt8LinearLayers, int8_layers()}};
     return arm;
   }
   const auto engine = pick_engine();
@@ -270,84 +271,39 @@ ArmForward quantize_linear(bool on, models::BenchModel& model, const models::Bat
   const bool reduce_range = *engine == at::QEngine::FBGEMM;
   const auto reference = arm.forward(batch);
   auto calls = std::make_shared<int64_t>(0);
-  auto& net = *dlrm.net;
-  net.bottom = net.replace_module("bottom", quantize_mlp(net.bottom, reduce_range, calls));
-  net.top = net.replace_module("top", quantize_mlp(net.top, reduce_range, calls));
+  const int64_t replaced = model.replace_linear_layers([&](const nn::LinearImpl& fp32) {
+    return nn::AnyModule(std::make_shared<Int8LinearImpl>(fp32, reduce_range, calls));
+  });
+  if (replaced == 0) throw std::runtime_error("quantize_linear: not applicable to this model");
   const auto quantized = arm.forward(batch);
   const auto error = (quantized - reference).abs();
-  const auto* first = net.bottom->ptr(0)->as<Int8LinearImpl>();
+  const Int8LinearImpl* first = nullptr;
+  for (const auto& m : model.module().modules(/*include_self=*/false)) {
+    if (!first) first = dynamic_cast<const Int8LinearImpl*>(m.get());
+  }
   e = {{"engine", c10::toString(*engine)},
        {"reduce_range", reduce_range},
-       {"fp32_linear_layers", fp32_layers()},
-       {"int8_linear_layers", int8_layers()},
-       {"weight_dtype", std::string(c10::toString(first->unpacked_weight().scalar_type()))},
+       {knobs::script::kFp32LinearLayers, fp32_layers()},
+       {knobs::script::kInt8LinearLayers, int8_layers()},
+       {knobs::script::kWeightDtype,
+        std::string(c10::toString(first->unpacked_weight().scalar_type()))},
        {"max_abs_error", error.max().item<double>()},
        {"mean_abs_error", error.mean().item<double>()},
        {"reference_mean_abs", reference.abs().mean().item<double>()}};
   *calls = 0;
-  arm.read_back = [calls](json& evidence) { evidence["quantize_linear"]["int8_calls"] = *calls; };
+  arm.read_back = [calls](json& evidence) {
+    evidence[knobs::script::kQuantizeLinear][knobs::script::kInt8Calls] = *calls;
+  };
   return arm;
 }
 
 // --- freeze_script ------------------------------------------------------------------------------
 
-// "layer1.0.conv1.weight" → "layer1_0_conv1_weight": a TorchScript attribute name.
+// "layer1.0.conv1.weight" → "layer1_0_conv1_weight": a TorchScript attribute name, as
+// BenchModel::inference_script_source names them.
 std::string flat(std::string name) {
   std::replace(name.begin(), name.end(), '.', '_');
   return name;
-}
-
-std::string conv(const std::string& name, const nn::Conv2dImpl& c, const std::string& in) {
-  const int64_t k = (*c.options.kernel_size())[0], s = (*c.options.stride())[0];
-  const std::string bias = c.bias.defined() ? "self." + flat(name) + "_bias" : "None";
-  // Padding k/2, as models/resnet.cpp builds every conv.
-  return fmt::format("torch.conv2d({}, self.{}_weight, {}, [{}, {}], [{}, {}])", in, flat(name),
-                     bias, s, s, k / 2, k / 2);
-}
-
-std::string batch_norm(const std::string& name, const nn::BatchNorm2dImpl& bn,
-                       const std::string& in) {
-  const std::string n = "self." + flat(name);
-  return fmt::format(
-      "torch.batch_norm({}, {}_weight, {}_bias, {}_running_mean, {}_running_var, False, 0.1, "
-      "{:.17g}, False)",
-      in, n, n, n, n, bn.options.eps());
-}
-
-// ResNetImpl::forward in inference as TorchScript over the flattened parameter names.
-std::string resnet_source(models::ResNetImpl& net) {
-  std::string s = "def forward(self, x):\n";
-  auto line = [&](const std::string& text) { s += "    " + text + "\n"; };
-  line("x = torch.relu(" + batch_norm("bn1", *net.stem_bn, conv("conv1", *net.stem_conv, "x")) +
-       ")");
-  line("x = torch.max_pool2d(x, [3, 3], [2, 2], [1, 1])");
-  const std::pair<const char*, nn::Sequential*> stages[] = {{"layer1", &net.layer1},
-                                                            {"layer2", &net.layer2},
-                                                            {"layer3", &net.layer3},
-                                                            {"layer4", &net.layer4}};
-  for (const auto& [stage, seq] : stages) {
-    for (size_t i = 0; i < (*seq)->size(); ++i) {
-      const auto& b = *(*seq)->ptr(i)->as<models::Bottleneck>();
-      const std::string p = fmt::format("{}.{}.", stage, i);
-      if (b.downsample) {
-        const auto& dconv = *b.downsample->ptr(0)->as<nn::Conv2d>();
-        const auto& dbn = *b.downsample->ptr(1)->as<nn::BatchNorm2d>();
-        line("identity = " +
-             batch_norm(p + "downsample.1", dbn, conv(p + "downsample.0", dconv, "x")));
-      } else {
-        line("identity = x");
-      }
-      line("out = torch.relu(" + batch_norm(p + "bn1", *b.bn1, conv(p + "conv1", *b.conv1, "x")) +
-           ")");
-      line("out = torch.relu(" + batch_norm(p + "bn2", *b.bn2, conv(p + "conv2", *b.conv2, "out")) +
-           ")");
-      line("out = " + batch_norm(p + "bn3", *b.bn3, conv(p + "conv3", *b.conv3, "out")));
-      line("x = torch.relu(out + identity)");
-    }
-  }
-  line("x = torch.adaptive_avg_pool2d(x, [1, 1]).flatten(1)");
-  line("return torch.linear(x, self.fc_weight, self.fc_bias)");
-  return s;
 }
 
 int64_t batch_norm_nodes(torch::jit::Module& module) {
@@ -356,23 +312,25 @@ int64_t batch_norm_nodes(torch::jit::Module& module) {
 }
 
 ArmForward freeze_script(bool on, models::BenchModel& model, const models::Batch& batch) {
-  auto& resnet = model_for<models::ResNetModel>(model, "freeze_script");
+  const std::string source = model.inference_script_source();
+  if (source.empty()) throw std::runtime_error("freeze_script: not applicable to this model");
   ArmForward arm;
-  arm.forward = eager_forward(resnet);
+  arm.forward = eager_forward(model);
   if (!on) {
-    arm.evidence = {{"module", "eager"}};
+    arm.evidence = {{knobs::script::kModule, "eager"}};
     return arm;
   }
   // The same function as a TorchScript module: the C++ model's parameters and buffers as its
   // attributes, its forward as TorchScript source.
-  torch::jit::Module script("ResNet50Script");
-  for (const auto& p : resnet.net->named_parameters()) {
+  torch::jit::Module script("InferenceScript");
+  for (const auto& p : model.module().named_parameters()) {
     script.register_parameter(flat(p.key()), p.value().detach(), /*is_buffer=*/false);
   }
-  for (const auto& b : resnet.net->named_buffers())
+  for (const auto& b : model.module().named_buffers()) {
     script.register_buffer(flat(b.key()), b.value());
+  }
   script.register_attribute("training", c10::BoolType::get(), false);
-  script.define(resnet_source(*resnet.net));
+  script.define(source);
   script.eval();
   const int64_t bn_before = batch_norm_nodes(script);
   const int64_t params_before = static_cast<int64_t>(script.parameters().size());
@@ -388,35 +346,30 @@ ArmForward freeze_script(bool on, models::BenchModel& model, const models::Batch
     torch::NoGradGuard no_grad;
     return frozen.forward({b.inputs.at(0)}).toTensor();
   };
-  const auto eager = eager_forward(resnet)(batch);
+  const auto eager = eager_forward(model)(batch);
   const auto difference = (arm.forward(batch) - eager).abs().max().item<double>();
-  arm.evidence = {{"module", "frozen"},
-                  {"batch_norm_nodes_scripted", bn_before},
-                  {"batch_norm_nodes_frozen", batch_norm_nodes(frozen)},
-                  {"parameters_scripted", params_before},
-                  {"parameters_frozen", static_cast<int64_t>(frozen.parameters().size())},
-                  {"frozen_node_kinds", kinds},
-                  {"max_abs_difference_vs_eager", difference},
-                  {"eager_max_abs", eager.abs().max().item<double>()}};
+  arm.evidence = {
+      {knobs::script::kModule, "frozen"},
+      {knobs::script::kBatchNormNodesScripted, bn_before},
+      {knobs::script::kBatchNormNodesFrozen, batch_norm_nodes(frozen)},
+      {"parameters_scripted", params_before},
+      {knobs::script::kParametersFrozen, static_cast<int64_t>(frozen.parameters().size())},
+      {"frozen_node_kinds", kinds},
+      {"max_abs_difference_vs_eager", difference},
+      {"eager_max_abs", eager.abs().max().item<double>()}};
   return arm;
 }
 
-}  // namespace
-
-std::map<std::string, std::string> unsupported() {
-  std::map<std::string, std::string> out;
-  if (auto why = jit_fusion_unavailable_reason(); !why.empty()) out["jit_fusion"] = why;
-  if (auto why = quantize_linear_unavailable_reason(); !why.empty()) out["quantize_linear"] = why;
-  return out;
-}
-
-ArmForward prepare(const json& settings, models::BenchModel& model, const models::Batch& batch) {
+// The arm that `settings` select; throws std::runtime_error when the knob cannot run on this
+// model or build.
+ArmForward prepare(const json& settings, models::BenchModel& model, const models::Batch& batch,
+                   bool cuda) {
   auto on = [&](const char* id) { return settings.value(id, false) == true; };
   ArmForward arm;
   const char* id = nullptr;
   if (settings.contains("jit_fusion")) {
     id = "jit_fusion";
-    arm = jit_fusion(on(id), model);
+    arm = jit_fusion(on(id), model, cuda);
   } else if (settings.contains("quantize_linear")) {
     id = "quantize_linear";
     arm = quantize_linear(on(id), model, batch);
@@ -430,4 +383,55 @@ ArmForward prepare(const json& settings, models::BenchModel& model, const models
   return arm;
 }
 
+bool has_script_knob(const json& settings) {
+  return settings.contains("jit_fusion") || settings.contains("quantize_linear") ||
+         settings.contains("freeze_script");
+}
+
+// The arm's forward replaced on the device; what the measured steps ran, read back.
+class ScriptHooks : public worker::ArmHooks {
+ public:
+  void on_device(worker::Arm& arm) override {
+    built_ = prepare(arm.spec.settings, *arm.model, arm.batch, arm.device->device().is_cuda());
+    arm.evidence.update(built_.evidence);
+    if (built_.forward) arm.forward = built_.forward;
+  }
+  void read_back(worker::Arm&, json& evidence) override {
+    if (built_.read_back) built_.read_back(evidence);
+  }
+
+ private:
+  ArmForward built_;
+};
+
+class ScriptAction : public worker::KnobAction {
+ public:
+  const char* family() const override { return "script"; }
+  // The TorchScript fuser's reason is the CPU's (on CUDA, NNC generates the kernels itself).
+  std::map<std::string, std::string> unsupported(c10::DeviceType device) const override {
+    std::map<std::string, std::string> out;
+    if (device != c10::DeviceType::CPU) return out;
+    if (auto why = jit_fusion_unavailable_reason(); !why.empty())
+      out[knobs::script::kJitFusion] = why;
+    if (auto why = quantize_linear_unavailable_reason(); !why.empty())
+      out[knobs::script::kQuantizeLinear] = why;
+    return out;
+  }
+  bool changes_model(const json& settings) const override { return has_script_knob(settings); }
+  std::unique_ptr<worker::ArmHooks> prepare(worker::Arm& arm) const override {
+    if (!has_script_knob(arm.spec.settings)) return nullptr;
+    return std::make_unique<ScriptHooks>();
+  }
+};
+
+}  // namespace
 }  // namespace tunebench::script_forward
+
+namespace tunebench::worker {
+
+const KnobAction& script_action() {
+  static const script_forward::ScriptAction action;
+  return action;
+}
+
+}  // namespace tunebench::worker

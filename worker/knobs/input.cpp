@@ -1,4 +1,4 @@
-#include "worker/loader.h"
+#include "worker/knobs/input.h"
 
 #include <torch/torch.h>
 
@@ -7,7 +7,10 @@
 #include <set>
 #include <thread>
 
+#include "knobs/input.h"
 #include "models/common.h"
+#include "worker/arm.h"
+#include "worker/knob_action.h"
 
 namespace tunebench::loader {
 
@@ -136,12 +139,48 @@ void Feed::next(models::Batch& batch) {
 json Feed::evidence() const {
   const Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.producers->mutex);
-  return {{"workers", s.workers},
-          {"producer_threads", s.producers->threads.size()},
-          {"produced_on_main_thread", s.producers->threads.count(s.step_thread) > 0},
+  return {{knobs::input::kWorkers, s.workers},
+          {knobs::input::kProducerThreads, s.producers->threads.size()},
+          {knobs::input::kProducedOnMainThread, s.producers->threads.count(s.step_thread) > 0},
           {"batches", s.batches},
           {"decode_rounds", kDecodeRounds},
           {"data_checksum", s.checksum}};
 }
 
 }  // namespace tunebench::loader
+
+namespace tunebench::worker {
+namespace {
+
+// Each step's images from the arm's own feed.
+class InputHooks : public ArmHooks {
+ public:
+  explicit InputHooks(std::unique_ptr<loader::Feed> feed) : feed_(std::move(feed)) {}
+  void before_forward(Arm& arm) override { feed_->next(arm.batch); }
+  void read_back(Arm&, nlohmann::json& evidence) override {
+    evidence[knobs::input::kLoader] = feed_->evidence();
+  }
+
+ private:
+  std::unique_ptr<loader::Feed> feed_;
+};
+
+class InputAction : public KnobAction {
+ public:
+  const char* family() const override { return "input"; }
+  // The feed is made from the host batch (after the distributed action took this rank's share).
+  std::unique_ptr<ArmHooks> prepare(Arm& arm) const override {
+    auto feed = loader::Feed::make(arm.spec, arm.batch);
+    if (!feed) return nullptr;
+    return std::make_unique<InputHooks>(std::move(feed));
+  }
+};
+
+}  // namespace
+
+const KnobAction& input_action() {
+  static const InputAction action;
+  return action;
+}
+
+}  // namespace tunebench::worker

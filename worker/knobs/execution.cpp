@@ -1,13 +1,16 @@
-#include "worker/exec_steps.h"
+#include "worker/knobs/execution.h"
 
 #include <fmt/format.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "knobs/exec_knobs.h"
+#include "knobs/execution.h"
 #include "platform/compat.h"
+#include "worker/arm.h"
 
 namespace tunebench::exec_steps {
 
@@ -150,26 +153,26 @@ void StepPlan::measure_tensor_peak(const std::function<void()>& step) {
 }
 
 void StepPlan::add_evidence(json& evidence, const LossFn& loss) {
-  evidence["profiler_enabled_in_step"] = profiler_enabled_in_step_;
-  evidence["profiler_events_per_step"] = profiler_events_;
+  evidence[knobs::execution::kProfilerEnabledInStep] = profiler_enabled_in_step_;
+  evidence[knobs::execution::kProfilerEventsPerStep] = profiler_events_;
   if (tensor_memory_reports_ > 0) evidence["tensor_peak_bytes"] = tensor_peak_bytes_;
   if (!train_ || steps_ == 0) return;
-  evidence["block_forwards_per_step"] =
+  evidence[knobs::execution::kBlockForwardsPerStep] =
       double(block_forwards(model_) - block_forwards_at_start_) / double(steps_);
-  evidence["micro_batches_per_step"] = micro_batches_ / steps_;
-  evidence["micro_batch_size"] = batch_.size / k_;
+  evidence[knobs::execution::kMicroBatchesPerStep] = micro_batches_ / steps_;
+  evidence[knobs::execution::kMicroBatchSize] = batch_.size / k_;
   if (!lengths_.empty()) {
-    evidence["preallocated_tokens"] = preallocated_tokens_;
-    evidence["first_step_tokens"] = first_step_tokens_;
-    evidence["max_tokens"] = max_tokens_;
-    evidence["distinct_step_lengths"] = lengths_run_.size();
+    evidence[knobs::execution::kPreallocatedTokens] = preallocated_tokens_;
+    evidence[knobs::execution::kFirstStepTokens] = first_step_tokens_;
+    evidence[knobs::execution::kMaxTokens] = max_tokens_;
+    evidence[knobs::execution::kDistinctStepLengths] = lengths_run_.size();
   }
   if (k_ == 1) return;
   bool batch_norm = false;
   for (const auto& m : model_.module().modules(/*include_self=*/false)) {
     batch_norm |= m->as<torch::nn::BatchNorm1d>() || m->as<torch::nn::BatchNorm2d>();
   }
-  evidence["batch_norm"] = batch_norm;
+  evidence[knobs::execution::kBatchNorm] = batch_norm;
   // The accumulated gradient against the full batch's, at the same weights.
   auto gradients = [&](bool micro) {
     drop_gradients(model_.module());
@@ -185,9 +188,59 @@ void StepPlan::add_evidence(json& evidence, const LossFn& loss) {
     return torch::cat(flat);
   };
   const auto accumulated = gradients(true), full = gradients(false);
-  evidence["accumulated_gradient_rel_diff"] =
+  evidence[knobs::execution::kAccumulatedGradientRelDiff] =
       ((accumulated - full).norm() / full.norm()).item<double>();
   drop_gradients(model_.module());
 }
 
 }  // namespace tunebench::exec_steps
+
+namespace tunebench::worker {
+namespace {
+
+using nlohmann::json;
+
+// One arm's step plan, wired to the arm's loss and backward.
+class ExecutionHooks : public ArmHooks {
+ public:
+  explicit ExecutionHooks(Arm& arm)
+      : loss_([&arm](const models::Batch& b) { return arm.loss(b); }) {}
+
+  // The plan keeps the batch as it is here: on the device, in its final layout.
+  void on_device(Arm& arm) override {
+    plan_.emplace(arm.spec, *arm.model, arm.batch);
+    arm.forward_backward = [this, &arm] {
+      return plan_->forward_backward(loss_, [&arm](const torch::Tensor& l) { arm.backward(l); });
+    };
+  }
+  void begin(Arm& arm) override {
+    if (arm.train) plan_->before_first_step(loss_);
+  }
+  Scope around_step(Arm&) override { return plan_->profile_step(); }
+  void begin_measurement(Arm&) override { plan_->begin_measurement(); }
+  void end_measurement(Arm& arm) override {
+    plan_->measure_tensor_peak([&arm] { arm.step(); });
+  }
+  void read_back(Arm& arm, json& evidence) override { plan_->add_evidence(evidence, loss_); }
+
+ private:
+  std::optional<exec_steps::StepPlan> plan_;
+  exec_steps::LossFn loss_;
+};
+
+class ExecutionAction : public KnobAction {
+ public:
+  const char* family() const override { return "execution"; }
+  std::unique_ptr<ArmHooks> prepare(Arm& arm) const override {
+    return std::make_unique<ExecutionHooks>(arm);
+  }
+};
+
+}  // namespace
+
+const KnobAction& execution_action() {
+  static const ExecutionAction action;
+  return action;
+}
+
+}  // namespace tunebench::worker

@@ -1,4 +1,4 @@
-#include "worker/cuda_runtime.h"
+#include "worker/knobs/cuda.h"
 
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>

@@ -1,8 +1,9 @@
-// dataloader_workers inside a worker: every step's images come from a torch::data loader over a
-// synthetic dataset whose samples cost CPU to make, like decoding and augmenting a JPEG (a seeded
-// per-value hash chain, then a random horizontal flip). OFF: 0 workers, the step's own thread
-// decodes its batch; ON: N loader threads decode ahead (prefetch 2 batches per worker) while the
-// step trains. Batches arrive in order, so both arms see the same data.
+// The input family's action (worker/knob_action.h), dataloader_workers: every step's images come
+// from a torch::data loader over a synthetic dataset whose samples cost CPU to make, like decoding
+// and augmenting a JPEG (a seeded per-value hash chain, then a random horizontal flip). OFF: 0
+// workers, the step's own thread decodes its batch; ON: N loader threads decode ahead (prefetch 2
+// batches per worker) while the step trains. Batches arrive in order, so both arms see the same
+// data.
 #pragma once
 
 #include <memory>

@@ -1,7 +1,8 @@
-// The worker's half of the execution knobs (knobs/exec_knobs.h has the checks): what each arm
-// of profiler_off, grad_accum and preallocate does inside a step, and the evidence read back for
-// them and for checkpoint (the blocks' forward count). checkpoint and dims_mult8 themselves are
-// model options (models/checkpoint.h, models/gpt.h).
+// The execution family's action (worker/knob_action.h; knobs/exec_knobs.h has the checks): what
+// each arm of profiler_off, grad_accum and preallocate does inside a step, and the evidence read
+// back for them and for checkpoint (the blocks' forward count). checkpoint and dims_mult8
+// themselves are model options (models/checkpoint.h, models/gpt.h). The StepPlan is public for
+// its tests.
 #pragma once
 
 #include <functional>

@@ -1,0 +1,285 @@
+#include "worker/trial.h"
+
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+
+#include "core/multiproc.h"
+#include "knobs/device_settings.h"
+#include "knobs/evidence.h"
+#include "knobs/knobs.h"
+#include "models/registry.h"
+#include "worker/worker.h"
+
+namespace tunebench::worker {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Collects the seconds per iteration of each repetition; prints nothing.
+class SampleCollector : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs) {
+      if (run.run_type != Run::RT_Iteration) continue;
+      if (run.error_occurred) error = run.error_message;
+      if (run.iterations > 0) seconds.push_back(run.real_accumulated_time / double(run.iterations));
+    }
+  }
+  std::vector<double> seconds;
+  std::string error;
+};
+
+// "VmHWM:   123456 kB" → bytes.
+int64_t status_kb(const std::string& field) {
+  std::ifstream file("/proc/self/status");
+  std::istringstream in(std::string(std::istreambuf_iterator<char>(file), {}));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::atoll(line.c_str() + field.size() + 1) * 1024;
+  }
+  return -1;
+}
+
+int64_t page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt + usage.ru_majflt;
+}
+
+// The test-only faults that act inside a trial (knobs.h, kFaultSetting): "slow" makes every step
+// 1 ms slower; "slow:PCT" stretches every measured step by PCT % (0.1 for "slow:10"), a
+// regression of known relative size for the detector's tests.
+bool slow_steps(const TrialSpec& spec) {
+  return spec.settings.value(knobs::kFaultSetting, "") == "slow";
+}
+double slow_fraction(const TrialSpec& spec) {
+  const std::string fault = spec.settings.value(knobs::kFaultSetting, "");
+  if (fault.rfind("slow:", 0) != 0) return 0;
+  return std::stod(fault.substr(5)) / 100.0;  // validated by knobs::fault_setting_error
+}
+
+// The stages no action has replaced: the model's own forward, loss + the device's backward, SGD
+// with momentum.
+void default_stages(Arm& arm) {
+  arm.forward = [model = arm.model.get()](const models::Batch& b) { return model->forward(b); };
+  arm.forward_backward = [a = &arm] {
+    auto loss = a->loss(a->batch);
+    a->backward(loss);
+    return loss;
+  };
+}
+void default_optimizer(Arm& arm) {
+  if (arm.optimizer_step) return;
+  auto sgd = std::make_shared<torch::optim::SGD>(arm.module().parameters(),
+                                                 torch::optim::SGDOptions(1e-3).momentum(0.9));
+  arm.optimizer_step = [sgd] { sgd->step(); };
+  arm.optimizer_name = "sgd";
+}
+
+// Google Benchmark's samples of the arm's timed iteration; manual time from the device's timer.
+SampleCollector run_samples(Arm& arm) {
+  static bool initialized = false;
+  if (!initialized) {
+    int argc = 1;
+    char name[] = "tunebench-worker";
+    char* argv[] = {name, nullptr};
+    benchmark::Initialize(&argc, argv);
+    initialized = true;
+  }
+  const TrialSpec& spec = arm.spec;
+  const double stretch = slow_fraction(spec);
+  benchmark::ClearRegisteredBenchmarks();
+  benchmark::RegisterBenchmark(
+      spec.experiment.c_str(),
+      [&arm, stretch](benchmark::State& state) {
+        for (auto _ : state) {
+          double seconds = arm.device->time(arm.iteration);
+          if (stretch > 0) {  // busy-wait: exact to the microsecond, unlike a sleep
+            const auto until = Clock::now() + std::chrono::duration<double>(seconds * stretch);
+            while (Clock::now() < until) {
+            }
+            seconds *= 1 + stretch;
+          }
+          state.SetIterationTime(seconds);
+        }
+      })
+      ->UseManualTime()
+      ->Iterations(spec.iterations)
+      ->Repetitions(spec.samples);
+  SampleCollector collector;
+  arm.device->begin_measurement();
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  arm.device->end_measurement(int64_t(spec.samples) * spec.iterations, spec.batch);
+  return collector;
+}
+
+}  // namespace
+
+std::unique_ptr<Arm> set_up(const TrialSpec& spec, std::shared_ptr<models::BenchModel> shared) {
+  auto arm = std::make_unique<Arm>();
+  arm->spec = spec;
+  arm->train = spec.mode == Mode::train;
+  models::ModelSpec model_spec = spec.model;
+  for (const KnobAction* action : actions()) action->configure(spec.settings, model_spec);
+  // The device side (worker/device_trial.h): the CPU, or CUDA with its knobs and timer.
+  arm->device = device_trial::make(spec);
+  arm->model = shared ? std::move(shared) : models::build_model(model_spec, spec.seed);
+  arm->batch = arm->model->make_batch(spec.batch, spec.seed);
+  for (const KnobAction* action : actions()) {
+    if (auto hooks = action->prepare(*arm)) arm->hooks.push_back(std::move(hooks));
+  }
+  arm->module().train(arm->train);
+  arm->device->prepare(arm->module(), arm->batch);
+  default_stages(*arm);
+  for (auto& hooks : arm->hooks) hooks->on_device(*arm);
+  default_optimizer(*arm);
+  std::function<void()> slow;
+  if (slow_steps(spec)) slow = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+  arm->step = build_step(*arm, slow);
+  // The timed iteration: the step with the device's input pipeline and per-step knobs around it.
+  arm->iteration = arm->device->wrap(arm->step, arm->batch);
+  return arm;
+}
+
+void guard(Arm& arm) {
+  for (auto& hooks : arm.hooks) hooks->begin(arm);
+  if (arm.train) {
+    arm.step();
+    {
+      const auto scopes = arm.enter_forward();
+      arm.check_value = arm.model->loss(arm.batch).item<double>();
+    }
+    arm.step();
+    return;
+  }
+  torch::NoGradGuard no_grad;
+  const auto scopes = arm.enter_forward();
+  const auto output = arm.forward(arm.batch);
+  arm.evidence["output_dtype"] = std::string(c10::toString(output.scalar_type()));
+  arm.check_value = output.to(torch::kDouble).abs().mean().item<double>();
+}
+
+std::unique_ptr<Arm> prepare_arm(const TrialSpec& spec,
+                                 std::shared_ptr<models::BenchModel> shared) {
+  auto arm = set_up(spec, std::move(shared));
+  guard(*arm);
+  return arm;
+}
+
+bool can_share_model(const TrialSpec& a, const TrialSpec& b) {
+  if (a.mode != Mode::infer || b.mode != Mode::infer) return false;
+  if (a.seed != b.seed || a.batch != b.batch) return false;
+  if (device_settings::device_of(a.settings) != device_settings::device_of(b.settings)) {
+    return false;
+  }
+  models::ModelSpec ma = a.model, mb = b.model;
+  for (const KnobAction* action : actions()) {
+    if (action->changes_model(a.settings) || action->changes_model(b.settings)) return false;
+    action->configure(a.settings, ma);
+    action->configure(b.settings, mb);
+  }
+  return ma.model == mb.model && ma.preset == mb.preset && ma.options == mb.options;
+}
+
+ArmPair prepare_pair(const TrialSpec& off, const TrialSpec& on) {
+  ArmPair pair;
+  pair.shared_model = can_share_model(off, on);
+  pair.off = prepare_arm(off);
+  pair.on = prepare_arm(on, pair.shared_model ? pair.off->model : nullptr);
+  return pair;
+}
+
+void warm_up(Arm& arm) {
+  for (int i = 0; i < arm.spec.warmup; ++i) arm.iteration();
+}
+
+Measurement measure(Arm& arm) {
+  const TrialSpec& spec = arm.spec;
+  // The processes of a multi-process trial start measuring together.
+  multiproc::wait_for_all(spec, spec.timeout_s);
+  arm.evidence[knobs::evidence::kMeasuredStartNs] = multiproc::monotonic_ns();
+  std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
+  arm.evidence["rss_at_measurement_start_bytes"] = status_kb("VmRSS");
+  const int64_t faults_before = page_faults();
+  for (auto& hooks : arm.hooks) hooks->begin_measurement(arm);
+  const auto start = Clock::now();
+  const SampleCollector collector = run_samples(arm);
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  arm.evidence[knobs::evidence::kMeasuredEndNs] = multiproc::monotonic_ns();
+
+  Measurement m;
+  const int64_t iterations = int64_t(spec.samples) * spec.iterations;
+  m.page_faults_per_iteration = double(page_faults() - faults_before) / double(iterations);
+  m.peak_rss_bytes = status_kb("VmHWM");
+  m.device_peak_bytes = arm.device->peak_memory_bytes();
+  m.sample_seconds = collector.seconds;
+  m.error = collector.error;
+  // What Google Benchmark's machinery and our timing added beyond the timed steps, per sample.
+  double timed = 0;
+  for (double s : collector.seconds) timed += s * spec.iterations;
+  arm.evidence["harness_seconds_per_sample"] = (wall - timed) / std::max(1, spec.samples);
+  for (auto& hooks : arm.hooks) hooks->end_measurement(arm);
+  return m;
+}
+
+void read_back(Arm& arm) {
+  for (auto& hooks : arm.hooks) hooks->read_back(arm, arm.evidence);
+  arm.evidence[knobs::evidence::kDevice] = arm.device->device().str();
+  for (const auto& [key, value] : arm.device->evidence().items()) arm.evidence[key] = value;
+}
+
+namespace {
+
+TrialResult result_of(const Arm& arm, const Measurement& m) {
+  const TrialSpec& spec = arm.spec;
+  TrialResult result;
+  result.check_value = arm.check_value;
+  result.page_faults_per_iteration = m.page_faults_per_iteration;
+  result.peak_rss_bytes = m.peak_rss_bytes;
+  result.device_peak_bytes = m.device_peak_bytes;
+  result.sample_seconds = m.sample_seconds;
+  result.evidence = arm.evidence;
+  if (!m.error.empty()) {
+    result.status = "failed";
+    result.error = "benchmark error: " + m.error;
+  } else if (int(m.sample_seconds.size()) != spec.samples) {
+    result.status = "failed";
+    result.error = "expected " + std::to_string(spec.samples) + " samples, got " +
+                   std::to_string(m.sample_seconds.size());
+  } else {
+    result.status = "ok";
+    auto sorted = m.sample_seconds;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted.size() % 2
+                              ? sorted[sorted.size() / 2]
+                              : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+    result.items_per_second = median > 0 ? double(spec.batch) / median : 0;
+  }
+  return result;
+}
+
+}  // namespace
+
+TrialResult run_trial(const TrialSpec& spec) {
+  multiproc::enter(spec);  // a process of a multi-process trial: onto its own cores
+  const double probe = cpu_probe_seconds();
+  auto arm = prepare_arm(spec);
+  warm_up(*arm);
+  const Measurement m = measure(*arm);
+  read_back(*arm);
+  TrialResult result = result_of(*arm, m);
+  result.probe_seconds = probe;
+  return result;
+}
+
+}  // namespace tunebench::worker
