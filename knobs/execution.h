@@ -1,0 +1,32 @@
+// The execution family: knobs that change how a step executes rather than the process or the
+// model's build: profiler_off, checkpoint, grad_accum, preallocate, dims_mult8.
+#pragma once
+
+#include "knobs/evidence.h"
+
+namespace tunebench::knobs::execution {
+
+// Evidence keys, by knob:
+//   profiler_off  kProfilerEnabledInStep (bool), kProfilerEventsPerStep (number)
+//   checkpoint    model.checkpoint, model.blocks (evidence.h), kBlockForwardsPerStep (2 × blocks
+//                 when the blocks are recomputed in backward, 1 × otherwise)
+//   grad_accum    kMicroBatchesPerStep, kMicroBatchSize, kBatchNorm (the model normalises over
+//                 the batch, so B/k samples give other statistics than B),
+//                 kAccumulatedGradientRelDiff (‖Σ micro-batch gradients − full-batch gradient‖
+//                 / ‖full-batch gradient‖ at the same weights)
+//   preallocate   kPreallocatedTokens (the length of the max-length step run first; 0: none),
+//                 kFirstStepTokens, kMaxTokens, kDistinctStepLengths
+//   dims_mult8    model.vocab_rows, model.mlp_hidden (evidence.h)
+inline constexpr const char* kProfilerEnabledInStep = "profiler_enabled_in_step";
+inline constexpr const char* kProfilerEventsPerStep = "profiler_events_per_step";
+inline constexpr const char* kBlockForwardsPerStep = "block_forwards_per_step";
+inline constexpr const char* kMicroBatchesPerStep = "micro_batches_per_step";
+inline constexpr const char* kMicroBatchSize = "micro_batch_size";
+inline constexpr const char* kBatchNorm = "batch_norm";
+inline constexpr const char* kAccumulatedGradientRelDiff = "accumulated_gradient_rel_diff";
+inline constexpr const char* kPreallocatedTokens = "preallocated_tokens";
+inline constexpr const char* kFirstStepTokens = "first_step_tokens";
+inline constexpr const char* kMaxTokens = "max_tokens";
+inline constexpr const char* kDistinctStepLengths = "distinct_step_lengths";
+
+}  // namespace tunebench::knobs::execution

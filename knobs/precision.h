@@ -1,0 +1,21 @@
+// The precision family: amp (autocast), channels_last (memory format) and fused_adamw (the
+// optimizer's kernel). They share a home because each changes how the same arithmetic is laid out
+// or rounded on the device's kernels, without changing the model's build or the step's structure;
+// each acts in the worker where the step is made (autocast guard, model/input format, optimizer).
+#pragma once
+
+namespace tunebench::knobs::precision {
+
+// Evidence keys:
+//   amp            kAutocastInStep (bool), kAutocastDtype ("bf16"|"fp16"), kLossScaling (bool,
+//                  training with fp16)
+//   channels_last  kInputChannelsLast, kWeightChannelsLast (first conv's weight), booleans
+//   fused_adamw    kOptimizer ("adamw" | "adamw_fused")
+inline constexpr const char* kAutocastInStep = "autocast_in_step";
+inline constexpr const char* kAutocastDtype = "autocast_dtype";
+inline constexpr const char* kLossScaling = "loss_scaling";
+inline constexpr const char* kInputChannelsLast = "input_channels_last";
+inline constexpr const char* kWeightChannelsLast = "weight_channels_last";
+inline constexpr const char* kOptimizer = "optimizer";
+
+}  // namespace tunebench::knobs::precision
