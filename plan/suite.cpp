@@ -6,9 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include "core/multiproc.h"
-#include "knobs/device_settings.h"
-#include "knobs/exec_knobs.h"
+#include "knobs/cuda.h"
 #include "models/registry.h"
 
 namespace tunebench::suite {
@@ -114,7 +112,7 @@ json checked_settings(const Context& ctx, const json& settings, const std::strin
     } catch (const std::invalid_argument& e) {
       ctx.fail(where + "/" + id, fmt::format("{} {}, got {}", id, e.what(), short_dump(value)));
     }
-    out[id] = (id == "omp_threads" && value == "all") ? json(host.cores) : value;
+    out[id] = knobs::resolve(k, value, host);
   }
   return out;
 }
@@ -194,12 +192,6 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
     for (const char* name : {"off", "on"}) {
       x.arms.push_back({name, checked_settings(ctx, arms[name], where + "/arms/" + name, host)});
     }
-    for (const auto& arm : x.arms) {
-      json settings = x.settings;
-      for (const auto& [k, v] : arm.settings.items()) settings[k] = v;
-      if (auto why = exec_knobs::batch_error(settings, x.batch); !why.empty())
-        ctx.fail(where + "/arms/" + arm.name, why);
-    }
     x.aa = aa;
     if (aa) x.knob = "aa";  // not the knob's effect: the experiment's noise floor
     if (!aa && x.arms[0].settings == x.arms[1].settings) {
@@ -270,7 +262,7 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
   for (const Arm& arm : x.arms) {
     json settings = x.settings;
     settings.update(arm.settings);
-    if (auto why = device_settings::capture_conflict(settings, x.mode); !why.empty()) {
+    if (auto why = knobs::arm_error(settings, x.mode, x.batch); !why.empty()) {
       ctx.fail(where + "/arms/" + arm.name, why);
     }
   }
@@ -285,25 +277,13 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
       x.not_applicable.empty() && !why.empty()) {
     x.not_applicable = "device cuda: " + why;
   }
-  // Distributed arms: the batch must split evenly into this host's ranks and their micro-batches
-  // (the rank count follows the cores or GPUs, so a suite can fit one host and not another).
+  // An arm may fit the suite and not this host (the batch does not split into its ranks).
   for (const Arm& arm : x.arms) {
     if (!x.not_applicable.empty()) break;
     json settings = x.settings;
     settings.update(arm.settings);
     settings[device_settings::kDevice] = x.device;
-    const auto layout = multiproc::layout(settings, size_t(host.cores), size_t(host.gpus));
-    if (layout.role != "rank") continue;
-    const int micro = settings.contains("ddp_no_sync") ? multiproc::kNoSyncMicroBatches : 1;
-    const int64_t pieces = int64_t(layout.count) * micro;
-    if (x.batch % pieces != 0) {
-      x.not_applicable = fmt::format(
-          "{}: batch {} does not split into {} rank(s) × {} micro-batch(es) on this host ({} {}): "
-          "use a multiple of {}",
-          settings.contains("ddp_no_sync") ? "ddp_no_sync" : "ddp_scaling", x.batch, layout.count,
-          micro, x.device == "cuda" ? host.gpus : host.cores, x.device == "cuda" ? "GPUs" : "cores",
-          pieces);
-    }
+    x.not_applicable = knobs::arm_not_applicable(settings, x.batch, host);
   }
   return x;
 }

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "knobs/exec_knobs.h"
+#include "knobs/execution.h"
 #include "platform/compat.h"
 
 namespace tunebench::exec_steps {
