@@ -19,12 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// false → 1, true → one per CPU, n → n.
-int count_of(const json& value, size_t cpus) {
-  if (value.is_boolean()) return value.get<bool>() ? int(cpus) : 1;
-  return int(value.get<int64_t>());
-}
-
 std::string cpu_list(const json& cpus) {
   std::string out;
   for (const auto& c : cpus) out += (out.empty() ? "" : ",") + std::to_string(c.get<int>());
@@ -38,24 +32,6 @@ double median(std::vector<double> v) {
 }
 
 }  // namespace
-
-Layout layout(const json& settings, size_t cpus, size_t gpus) {
-  Layout l;
-  cpus = std::max<size_t>(1, cpus);
-  if (settings.contains("ddp_scaling") || settings.contains("ddp_no_sync")) {
-    l.role = "rank";
-    // One rank per CPU (per GPU on CUDA) for "true"; ddp_no_sync alone: that many in both arms.
-    const size_t all = settings.value("device", "cpu") == "cuda" ? std::max<size_t>(1, gpus) : cpus;
-    l.count = settings.contains("ddp_scaling") ? count_of(settings["ddp_scaling"], all) : int(all);
-  } else if (settings.contains("multi_instance")) {
-    l.count = count_of(settings["multi_instance"], cpus);
-    if (l.count > 1) l.role = "instance";
-  }
-  const int wanted = int(settings.value("omp_threads", int64_t(cpus)));
-  l.threads = std::max(1, std::min(wanted, int(cpus) / std::max(1, l.count)));
-  if (l.role.empty()) l.threads = wanted;
-  return l;
-}
 
 std::vector<int> allowed_cpus() {
   cpu_set_t set;
@@ -86,24 +62,21 @@ Rendezvous::~Rendezvous() {
   fs::remove_all(dir_, ec);
 }
 
-std::vector<TrialSpec> split(const TrialSpec& trial, const std::vector<int>& cpus,
+std::vector<TrialSpec> split(const TrialSpec& trial, const Layout& l, const std::vector<int>& cpus,
                              const std::string& rendezvous_dir, size_t gpus) {
-  const Layout l = layout(trial.settings, cpus.size(), gpus);
   if (l.role.empty()) return {trial};
   if (size_t(l.count) > cpus.size()) {
     throw std::invalid_argument(fmt::format("{}: {} {}s need {} CPUs, this process may use {}",
                                             trial.experiment, l.count, l.role, l.count,
                                             cpus.size()));
   }
-  const bool cuda_ranks = l.role == "rank" && trial.settings.value("device", "cpu") == "cuda";
-  if (cuda_ranks && size_t(l.count) > gpus) {
+  if (l.gpu_each && size_t(l.count) > gpus) {
     throw std::invalid_argument(fmt::format("{}: {} ranks need a GPU each, this host has {}",
                                             trial.experiment, l.count, gpus));
   }
   std::vector<TrialSpec> parts;
   for (int i = 0; i < l.count; ++i) {
     TrialSpec part = trial;
-    part.settings["omp_threads"] = l.threads;
     json group = json::array();
     for (int c = 0; c < l.threads; ++c) group.push_back(cpus[size_t(i * l.threads + c)]);
     part.settings[kProcessSetting] = {{"role", l.role},
@@ -111,7 +84,7 @@ std::vector<TrialSpec> split(const TrialSpec& trial, const std::vector<int>& cpu
                                       {"count", l.count},
                                       {"cpus", group},
                                       {"dir", rendezvous_dir}};
-    if (cuda_ranks) part.settings[kProcessSetting]["gpu"] = i;
+    if (l.gpu_each) part.settings[kProcessSetting]["gpu"] = i;
     parts.push_back(std::move(part));
   }
   return parts;

@@ -2,7 +2,8 @@
 // core group, throughput summed) and the distributed knobs (ddp_scaling, ddp_no_sync: the worker
 // processes are the ranks of one c10d process group). No torch here.
 //
-// The orchestrator splits such a trial into one TrialSpec per process (split), starts them all
+// The orchestrator splits such a trial into one TrialSpec per process (split, laid out by
+// knobs::distributed::layout, which knows the knobs), starts them all
 // together (orchestrator::spawn_all), checks each one's evidence against its own settings, and
 // stores one trial whose samples are the combined figures (combine):
 //   instances: each runs the whole batch; a combined sample is the time per batch at the summed
@@ -30,18 +31,14 @@ inline constexpr const char* kProcessSetting = "process";
 // Micro-batches per step of a ddp_no_sync experiment (gradient accumulation).
 inline constexpr int kNoSyncMicroBatches = 4;
 
-// How a trial's settings are laid out on processes: role "" for an ordinary one-process trial.
+// How a trial is laid out on processes: role "" for an ordinary one-process trial. Which
+// settings ask for which layout is the distributed knobs' rule (knobs::distributed::layout).
 struct Layout {
-  std::string role;  // "", "instance" or "rank"
-  int count = 1;     // processes
-  int threads = 1;   // intra-op threads per process
+  std::string role;       // "", "instance" or "rank"
+  int count = 1;          // processes
+  int threads = 1;        // intra-op threads per process
+  bool gpu_each = false;  // ranks on CUDA: process i runs on GPU i
 };
-// `cpus`: the CPUs this process may use (the orchestrator's affinity). A multi_instance trial
-// with one instance is an ordinary trial (one process with all its threads); a distributed trial
-// always has ranks, even a world of one: on the CPU one per core group ("true" = one per CPU),
-// on CUDA one per GPU ("true" = one per GPU of the `gpus` here). Each process gets
-// min(omp_threads, cpus / count) threads, so that processes never share a core.
-Layout layout(const nlohmann::json& settings, size_t cpus, size_t gpus = 0);
 
 // The CPUs this process may run on (sched_getaffinity), ascending.
 std::vector<int> allowed_cpus();
@@ -60,12 +57,14 @@ class Rendezvous {
   std::string dir_;
 };
 
-// One spec per process: `trial` itself for an ordinary trial; otherwise copies with omp_threads
-// set to the per-process threads and the process setting (consecutive groups of `cpus`; a CUDA
-// rank i also gets "gpu": i). Throws std::invalid_argument when the host has too few CPUs or
+// One spec per process of `layout`: `trial` itself for an ordinary trial (role ""); otherwise
+// copies with the process setting (consecutive groups of `layout.threads` of `cpus`; with
+// gpu_each, process i also gets "gpu": i). The caller sets each part's threads
+// (knobs::distributed::split). Throws std::invalid_argument when the host has too few CPUs or
 // GPUs for the processes.
-std::vector<TrialSpec> split(const TrialSpec& trial, const std::vector<int>& cpus,
-                             const std::string& rendezvous_dir, size_t gpus = 0);
+std::vector<TrialSpec> split(const TrialSpec& trial, const Layout& layout,
+                             const std::vector<int>& cpus, const std::string& rendezvous_dir,
+                             size_t gpus = 0);
 
 // The stored trial from the processes' results (each already checked against its own spec): the
 // single result for an ordinary trial; otherwise the combination described above, failed or

@@ -1,8 +1,17 @@
 // The distributed family: multi_instance (one inference instance per core group) and the c10d
-// knobs ddp_scaling, ddp_no_sync (the worker processes are the ranks of one process group).
+// knobs ddp_scaling, ddp_no_sync (the worker processes are the ranks of one process group). This
+// file decides how a trial's settings lay out on processes; core/multiproc.h has the mechanics
+// (core groups, the process setting, the rendezvous, combining the processes' results).
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/multiproc.h"
+#include "core/records.h"
 #include "knobs/evidence.h"
+#include "knobs/knob.h"
 
 namespace tunebench::knobs::distributed {
 
@@ -20,4 +29,33 @@ inline constexpr const char* kBuckets = "buckets";
 inline constexpr const char* kAllreducesPerStep = "allreduces_per_step";
 inline constexpr const char* kParameterChecksum = "parameter_checksum";
 
+// The rules of this family (knobs/knob.h's KnobRules).
+const KnobRules& rules();
+
+// How a trial's settings are laid out on processes: role "" for an ordinary one-process trial.
+// `cpus`: the CPUs this process may use (the orchestrator's affinity). A multi_instance trial
+// with one instance is an ordinary trial (one process with all its threads); a distributed trial
+// always has ranks, even a world of one: on the CPU one per core group ("true" = one per CPU),
+// on CUDA one per GPU ("true" = one per GPU of the `gpus` here). Each process gets
+// min(omp_threads, cpus / count) threads, so that processes never share a core.
+multiproc::Layout layout(const nlohmann::json& settings, size_t cpus, size_t gpus = 0);
+
+// One spec per process: `trial` itself for an ordinary trial; otherwise multiproc::split's parts
+// of its layout, each with omp_threads set to the per-process threads. Throws
+// std::invalid_argument when the host has too few CPUs or GPUs for the processes.
+std::vector<TrialSpec> split(const TrialSpec& trial, const std::vector<int>& cpus,
+                             const std::string& rendezvous_dir, size_t gpus = 0);
+
+// Appends what contradicts a process's multiproc::kProcessSetting `value` (its core group) in its
+// evidence.
+void check_process_evidence(const nlohmann::json& value, const nlohmann::json& evidence,
+                            std::vector<std::string>& wrong);
+
 }  // namespace tunebench::knobs::distributed
+
+namespace tunebench::multiproc {
+// Callers that split a trial by its settings (run/orchestrator.cpp) find the layout rule under
+// its old name; new code calls knobs::distributed directly.
+using knobs::distributed::layout;
+using knobs::distributed::split;
+}  // namespace tunebench::multiproc

@@ -2,7 +2,12 @@
 // model's build: profiler_off, checkpoint, grad_accum, preallocate, dims_mult8.
 #pragma once
 
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
 #include "knobs/evidence.h"
+#include "knobs/knob.h"
 
 namespace tunebench::knobs::execution {
 
@@ -29,4 +34,20 @@ inline constexpr const char* kFirstStepTokens = "first_step_tokens";
 inline constexpr const char* kMaxTokens = "max_tokens";
 inline constexpr const char* kDistinctStepLengths = "distinct_step_lengths";
 
+// The rules of this family (knobs/knob.h's KnobRules).
+const KnobRules& rules();
+
+// The gradient of k accumulated micro-batches must match the full batch's within this (relative
+// L2 norm) when no layer normalises over the batch: the same sum in another order.
+inline constexpr double kAccumulatedGradientTolerance = 1e-4;
+
+// Empty when the settings fit a batch of `batch` samples; otherwise why not (grad_accum=k needs
+// a batch divisible by k). The family's KnobRules::arm_error; the worker asks it too.
+std::string batch_error(const nlohmann::json& settings, int64_t batch);
+
 }  // namespace tunebench::knobs::execution
+
+namespace tunebench {
+// The name the worker's callers used before the families (worker/exec_steps.cpp).
+namespace exec_knobs = knobs::execution;
+}  // namespace tunebench

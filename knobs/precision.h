@@ -4,6 +4,7 @@
 // each acts in the worker where the step is made (autocast guard, model/input format, optimizer).
 #pragma once
 
+#include "knobs/knob.h"
 namespace tunebench::knobs::precision {
 
 // Evidence keys:
@@ -17,5 +18,8 @@ inline constexpr const char* kLossScaling = "loss_scaling";
 inline constexpr const char* kInputChannelsLast = "input_channels_last";
 inline constexpr const char* kWeightChannelsLast = "weight_channels_last";
 inline constexpr const char* kOptimizer = "optimizer";
+
+// The rules of this family (knobs/knob.h's KnobRules).
+const KnobRules& rules();
 
 }  // namespace tunebench::knobs::precision

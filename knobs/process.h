@@ -5,5 +5,11 @@
 #pragma once
 
 #include "knobs/evidence.h"
+#include "knobs/knob.h"
 
-namespace tunebench::knobs::process {}  // namespace tunebench::knobs::process
+namespace tunebench::knobs::process {
+
+// The rules of this family (knobs/knob.h's KnobRules).
+const KnobRules& rules();
+
+}  // namespace tunebench::knobs::process

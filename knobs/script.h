@@ -2,6 +2,10 @@
 // quantize_linear, freeze_script). The worker side is worker/script_forward.h.
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "knobs/knob.h"
 namespace tunebench::knobs::script {
 
 // Each knob's evidence is an object under its own id (evidence["jit_fusion"], ...):
@@ -26,4 +30,15 @@ inline constexpr const char* kBatchNormNodesScripted = "batch_norm_nodes_scripte
 inline constexpr const char* kBatchNormNodesFrozen = "batch_norm_nodes_frozen";
 inline constexpr const char* kParametersFrozen = "parameters_frozen";
 
+// The rules of this family (knobs/knob.h's KnobRules).
+const KnobRules& rules();
+
+// Empty when `evidence` shows that `knob_id` = `on` took effect; otherwise what contradicts it.
+std::string check_evidence(const std::string& knob_id, bool on, const nlohmann::json& evidence);
+
 }  // namespace tunebench::knobs::script
+
+namespace tunebench {
+// The name the worker's callers used before the families.
+namespace script_knobs = knobs::script;
+}  // namespace tunebench

@@ -4,8 +4,8 @@
 
 #include <regex>
 
-#include "core/multiproc.h"
-#include "knobs/device_settings.h"
+#include "knobs/cuda.h"
+#include "knobs/knobs.h"
 
 namespace tunebench::plan {
 
@@ -17,7 +17,8 @@ namespace {
 json resolved_settings(const json& settings, const knobs::HostCaps& host) {
   json out = json::object();
   for (const auto& [id, value] : settings.items()) {
-    out[id] = (id == "omp_threads" && value == "all") ? json(host.cores) : value;
+    const knobs::Knob* k = knobs::find(id);  // reserved settings are not knobs
+    out[id] = k ? knobs::resolve(*k, value, host) : value;
   }
   return out;
 }
@@ -41,25 +42,14 @@ std::string knob_or_device_reason(const suite::Experiment& x, const knobs::HostC
   return "";
 }
 
-// Distributed arms: the batch must split evenly into this host's ranks and their micro-batches
-// (the rank count follows the cores or GPUs, so a suite can fit one host and not another).
+// An arm may fit the suite and not this host (a distributed batch that does not split into this
+// host's ranks): the knob families say.
 std::string distributed_batch_reason(const suite::Experiment& x, const knobs::HostCaps& host) {
   for (const suite::Arm& arm : x.arms) {
     json settings = x.settings;
     settings.update(arm.settings);
     settings[device_settings::kDevice] = x.device;
-    const auto layout = multiproc::layout(settings, size_t(host.cores), size_t(host.gpus));
-    if (layout.role != "rank") continue;
-    const int micro = settings.contains("ddp_no_sync") ? multiproc::kNoSyncMicroBatches : 1;
-    const int64_t pieces = int64_t(layout.count) * micro;
-    if (x.batch % pieces != 0) {
-      return fmt::format(
-          "{}: batch {} does not split into {} rank(s) × {} micro-batch(es) on this host ({} {}): "
-          "use a multiple of {}",
-          settings.contains("ddp_no_sync") ? "ddp_no_sync" : "ddp_scaling", x.batch, layout.count,
-          micro, x.device == "cuda" ? host.gpus : host.cores, x.device == "cuda" ? "GPUs" : "cores",
-          pieces);
-    }
+    if (auto why = knobs::arm_not_applicable(settings, x.batch, host); !why.empty()) return why;
   }
   return "";
 }

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "knobs/device_settings.h"
-#include "knobs/exec_knobs.h"
+#include "knobs/cuda.h"
+#include "knobs/knobs.h"
 #include "models/registry.h"
 
 namespace tunebench::suite {
@@ -184,12 +184,6 @@ void parse_knob_arms(const Context& ctx, const json& e, const std::string& where
   for (const char* name : {"off", "on"}) {
     x.arms.push_back({name, checked_settings(ctx, arms[name], where + "/arms/" + name)});
   }
-  for (const auto& arm : x.arms) {
-    json settings = x.settings;
-    for (const auto& [k, v] : arm.settings.items()) settings[k] = v;
-    if (auto why = exec_knobs::batch_error(settings, x.batch); !why.empty())
-      ctx.fail(where + "/arms/" + arm.name, why);
-  }
   x.aa = aa;
   if (aa) x.knob = "aa";  // not the knob's effect: the experiment's noise floor
   if (!aa && x.arms[0].settings == x.arms[1].settings) {
@@ -268,7 +262,7 @@ void parse_device(const Context& ctx, const json& merged, const std::string& whe
   for (const Arm& arm : x.arms) {
     json settings = x.settings;
     settings.update(arm.settings);
-    if (auto why = device_settings::capture_conflict(settings, x.mode); !why.empty()) {
+    if (auto why = knobs::arm_error(settings, x.mode, x.batch); !why.empty()) {
       ctx.fail(where + "/arms/" + arm.name, why);
     }
   }

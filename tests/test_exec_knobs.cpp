@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
 
-#include "knobs/exec_knobs.h"
+#include "knobs/execution.h"
 #include "knobs/knobs.h"
 #include "models/gpt.h"
 #include "models/registry.h"

@@ -1,9 +1,13 @@
 // The knob catalog and the evidence checks, without torch.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
+#include "knobs/autograd.h"
+#include "knobs/evidence.h"
 #include "knobs/knobs.h"
+#include "knobs/precision.h"
 #include "platform/nvml.h"
 
 namespace tunebench::knobs {
@@ -234,6 +238,83 @@ TEST(Knobs, GuardToleranceFollowsEveryKnobAnArmSwitchesOn) {
   // Settings that are not knobs (the test-only fault) change nothing.
   EXPECT_DOUBLE_EQ(guard_tolerance("checkpoint", json{{"fault", "slow:10"}}),
                    guard_tolerance("checkpoint"));
+}
+
+// A row names its family, and the family lists the row's id: a row that points at the wrong
+// family, a family that forgets one of its knobs or keeps a stale id, and an id in two families
+// all fail here.
+TEST(KnobFamilies, EveryCatalogIdHasExactlyOneFamily) {
+  std::map<std::string, std::vector<Family>> listed;
+  for (Family f : families()) {
+    EXPECT_STRNE(to_string(f), "");
+    for (const auto& id : rules_of(f).ids()) listed[id].push_back(f);
+  }
+  for (const auto& k : catalog()) {
+    ASSERT_EQ(listed[k.id].size(), 1u)
+        << k.id << " is listed by " << listed[k.id].size() << " families";
+    EXPECT_EQ(listed[k.id][0], k.family) << k.id << ": its row says " << to_string(k.family) << ", "
+                                         << to_string(listed[k.id][0]) << " lists it";
+  }
+  for (const auto& [id, in] : listed) EXPECT_NE(find(id), nullptr) << id << " is no catalog id";
+  EXPECT_EQ(listed.size(), catalog().size());
+  // Every family has at least one knob (compile, with none yet, is not in the list).
+  for (Family f : families()) EXPECT_FALSE(rules_of(f).ids().empty()) << to_string(f);
+}
+
+// Each family's rules accept its knobs' default arms (the suite expands them), and refuse a value
+// of the wrong kind.
+TEST(KnobFamilies, EachFamilyValidatesItsKnobsDefaults) {
+  HostCaps host;
+  host.cores = 4;
+  for (const auto& k : catalog()) {
+    for (const auto& value : {k.off, k.on}) {
+      EXPECT_NO_THROW(validate_value(k, value)) << k.id << "=" << value.dump();
+      const nlohmann::json resolved = resolve(k, value, host);
+      EXPECT_NO_THROW(validate_value(k, resolved)) << k.id << "=" << resolved.dump();
+    }
+    EXPECT_THROW(validate_value(k, nlohmann::json::object()), std::invalid_argument) << k.id;
+  }
+  EXPECT_EQ(resolve(*find("omp_threads"), "all", host), 4);
+  EXPECT_EQ(resolve(*find("omp_threads"), 2, host), 2);
+  EXPECT_THROW(validate_value(*find("grad_accum"), true), std::invalid_argument);
+  EXPECT_THROW(validate_value(*find("dataloader_workers"), 65), std::invalid_argument);
+  EXPECT_NO_THROW(validate_value(*find("ddp_scaling"), 3));
+  EXPECT_THROW(validate_value(*find("ddp_no_sync"), 3), std::invalid_argument);
+}
+
+TEST(KnobFamilies, EvidenceIsSummarisedInOneLine) {
+  EXPECT_EQ(summarise_evidence({}, nlohmann::json::object()), "none");
+  EXPECT_EQ(summarise_evidence({}, nullptr), "none");
+  const nlohmann::json e = {{evidence::kTorchThreads, 2},
+                            {evidence::kEnv, {{"OMP_NUM_THREADS", "2"}}},
+                            {evidence::kAllocator, "glibc"},
+                            {evidence::kMappedLibraries, {"libomp.so.5", "libgomp.so.1"}},
+                            {autograd::kGradModeInStep, false},
+                            {autograd::kInferenceModeInStep, true},
+                            {precision::kInputChannelsLast, true},
+                            {evidence::kModel, {{"vocab_rows", 64}, {"blocks", 2}}},
+                            {evidence::kCpuAffinity, "0,1"}};
+  EXPECT_EQ(summarise_evidence({{"no_grad", true}}, e),
+            "threads=2 OMP_NUM_THREADS=2 allocator=glibc openmp=libomp.so.5 grad_mode=off "
+            "inference_mode=on vocab_rows=64 channels_last=yes cpus=0,1");
+}
+
+// The suite's checks of one arm come from the families: grad_accum's batch (execution),
+// cuda_graphs' capture conflicts (cuda), the ranks' batch split on this host (distributed).
+TEST(KnobFamilies, ArmChecksComeFromTheFamilies) {
+  EXPECT_NE(arm_error({{"grad_accum", 4}}, Mode::train, 6).find("grad_accum=4 splits"),
+            std::string::npos);
+  EXPECT_EQ(arm_error({{"grad_accum", 4}}, Mode::train, 8), "");
+  EXPECT_NE(arm_error({{"cuda_graphs", true}, {"preallocate", true}}, Mode::train, 8)
+                .find("cannot be combined with preallocate"),
+            std::string::npos);
+  HostCaps host;
+  host.cores = 2;
+  EXPECT_EQ(arm_not_applicable({{"ddp_scaling", true}}, 4, host), "");
+  EXPECT_EQ(arm_not_applicable({{"ddp_scaling", true}}, 3, host),
+            "ddp_scaling: batch 3 does not split into 2 rank(s) × 1 micro-batch(es) on this host "
+            "(2 cores): use a multiple of 2");
+  EXPECT_EQ(arm_not_applicable({{"no_grad", true}}, 3, host), "");
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "knobs/knobs.h"
-#include "knobs/script_knobs.h"
+#include "knobs/script.h"
 #include "run/host.h"
 #include "worker/worker.h"
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "knobs/device_settings.h"
+#include "knobs/cuda.h"
 #include "platform/device.h"
 
 #ifdef TUNEBENCH_CUDA

@@ -7,7 +7,6 @@
 #include <optional>
 #include <stdexcept>
 
-#include "knobs/exec_knobs.h"
 #include "knobs/execution.h"
 #include "platform/compat.h"
 #include "worker/arm.h"

@@ -1,31 +1,37 @@
-#include "knobs/exec_knobs.h"
+#include "knobs/execution.h"
 
 #include <fmt/format.h>
 
-#include <stdexcept>
-
-namespace tunebench::exec_knobs {
+namespace tunebench::knobs::execution {
 
 using nlohmann::json;
+namespace m = evidence::model;
 
 namespace {
-
-json fact(const json& object, const char* key) {
-  return object.is_object() && object.contains(key) ? object[key] : json();
-}
 
 bool multiple_of_8(const json& size) {
   return size.is_number_integer() && size.get<int64_t>() % 8 == 0;
 }
 
+void check_profiler_off(bool on, const json& evidence, std::vector<std::string>& wrong) {
+  // The OFF arm profiles every step; ON runs without the profiler.
+  const json enabled = fact(evidence, kProfilerEnabledInStep);
+  const json events = fact(evidence, kProfilerEventsPerStep);
+  if (enabled != !on || (!on && !(events.is_number() && events.get<double>() > 0))) {
+    wrong.push_back(fmt::format(
+        "profiler_off={} but the profiler was {} in the measured step ({} events recorded)", on,
+        enabled == true ? "on" : "off", events.dump()));
+  }
+}
+
 void check_checkpoint(bool on, Mode mode, const json& evidence, std::vector<std::string>& wrong) {
-  const json model = fact(evidence, "model");
-  if (fact(model, "checkpoint") != on) {
+  const json model = fact(evidence, evidence::kModel);
+  if (fact(model, m::kCheckpoint) != on) {
     wrong.push_back(fmt::format("checkpoint={} but the built model has checkpoint {}", on,
-                                fact(model, "checkpoint").dump()));
+                                fact(model, m::kCheckpoint).dump()));
   }
   if (mode != Mode::train) return;  // nothing is recomputed without a backward pass
-  const json blocks = fact(model, "blocks"), ran = fact(evidence, "block_forwards_per_step");
+  const json blocks = fact(model, m::kBlocks), ran = fact(evidence, kBlockForwardsPerStep);
   if (!blocks.is_number() || !ran.is_number() ||
       ran.get<double>() != (on ? 2.0 : 1.0) * blocks.get<double>()) {
     wrong.push_back(fmt::format(
@@ -36,13 +42,13 @@ void check_checkpoint(bool on, Mode mode, const json& evidence, std::vector<std:
 
 void check_grad_accum(const json& value, const json& evidence, std::vector<std::string>& wrong) {
   const int64_t k = value.get<int64_t>();
-  const json ran = fact(evidence, "micro_batches_per_step");
+  const json ran = fact(evidence, kMicroBatchesPerStep);
   if (ran != k) {
     wrong.push_back(fmt::format("grad_accum={} but each step ran {} micro-batches", k, ran.dump()));
     return;
   }
-  if (k == 1 || fact(evidence, "batch_norm") == true) return;  // batch norm: other statistics
-  const json diff = fact(evidence, "accumulated_gradient_rel_diff");
+  if (k == 1 || fact(evidence, kBatchNorm) == true) return;  // batch norm: other statistics
+  const json diff = fact(evidence, kAccumulatedGradientRelDiff);
   if (!diff.is_number() || diff.get<double>() > kAccumulatedGradientTolerance) {
     wrong.push_back(fmt::format(
         "grad_accum={} but the accumulated gradient differs from the full batch's by {} "
@@ -52,8 +58,8 @@ void check_grad_accum(const json& value, const json& evidence, std::vector<std::
 }
 
 void check_preallocate(bool on, const json& evidence, std::vector<std::string>& wrong) {
-  const json first = fact(evidence, "first_step_tokens"), max = fact(evidence, "max_tokens"),
-             pre = fact(evidence, "preallocated_tokens");
+  const json first = fact(evidence, kFirstStepTokens), max = fact(evidence, kMaxTokens),
+             pre = fact(evidence, kPreallocatedTokens);
   if (on && (pre != max || first != max)) {
     wrong.push_back(fmt::format(
         "preallocate=true but the first step ran {} tokens and the preallocation {} (max {})",
@@ -64,7 +70,7 @@ void check_preallocate(bool on, const json& evidence, std::vector<std::string>& 
         "preallocate=false but the first step ran {} tokens of at most {} (preallocated {})",
         first.dump(), max.dump(), pre.dump()));
   }
-  const json distinct = fact(evidence, "distinct_step_lengths");
+  const json distinct = fact(evidence, kDistinctStepLengths);
   if (!distinct.is_number_integer() || distinct.get<int64_t>() < 2) {
     wrong.push_back(fmt::format("preallocate={} but the steps ran {} distinct sequence lengths", on,
                                 distinct.dump()));
@@ -72,8 +78,8 @@ void check_preallocate(bool on, const json& evidence, std::vector<std::string>& 
 }
 
 void check_dims_mult8(bool on, const json& evidence, std::vector<std::string>& wrong) {
-  const json model = fact(evidence, "model");
-  const json vocab = fact(model, "vocab_rows"), hidden = fact(model, "mlp_hidden");
+  const json model = fact(evidence, evidence::kModel);
+  const json vocab = fact(model, m::kVocabRows), hidden = fact(model, m::kMlpHidden);
   const bool aligned = multiple_of_8(vocab) && multiple_of_8(hidden);
   if (on && !aligned) {
     wrong.push_back(
@@ -89,26 +95,49 @@ void check_dims_mult8(bool on, const json& evidence, std::vector<std::string>& w
   }
 }
 
+class Rules final : public KnobRules {
+ public:
+  std::vector<std::string> ids() const override {
+    return {"profiler_off", "checkpoint", "grad_accum", "preallocate", "dims_mult8"};
+  }
+
+  void validate_value(const Knob& knob, const json& value) const override {
+    if (knob.id != "grad_accum") return KnobRules::validate_value(knob, value);
+    expect_integer(value, 1, 1024,
+                   "must be the number of micro-batches per step, an integer from 1 (no "
+                   "accumulation) to 1024");
+  }
+
+  std::string arm_error(const json& settings, Mode, int64_t batch) const override {
+    return batch_error(settings, batch);
+  }
+
+  void check_evidence(const Knob& knob, const json& value, const json&, Mode mode,
+                      const json& evidence, std::vector<std::string>& wrong) const override {
+    const std::string& id = knob.id;
+    if (id == "profiler_off") {
+      check_profiler_off(value.get<bool>(), evidence, wrong);
+    } else if (id == "checkpoint") {
+      check_checkpoint(value.get<bool>(), mode, evidence, wrong);
+    } else if (id == "grad_accum") {
+      if (mode == Mode::train) check_grad_accum(value, evidence, wrong);
+    } else if (id == "preallocate") {
+      if (mode == Mode::train) check_preallocate(value.get<bool>(), evidence, wrong);
+    } else if (id == "dims_mult8") {
+      check_dims_mult8(value.get<bool>(), evidence, wrong);
+    }
+  }
+};
+
 }  // namespace
 
-bool validate_value(const std::string& id, const json& value) {
-  if (id == "grad_accum") {
-    if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 1024) {
-      throw std::invalid_argument(
-          "must be the number of micro-batches per step, an integer from 1 (no accumulation) to "
-          "1024");
-    }
-    return true;
-  }
-  if (id == "profiler_off" || id == "checkpoint" || id == "preallocate" || id == "dims_mult8") {
-    if (!value.is_boolean()) throw std::invalid_argument("must be true or false");
-    return true;
-  }
-  return false;
+const KnobRules& rules() {
+  static const Rules r;
+  return r;
 }
 
 std::string batch_error(const json& settings, int64_t batch) {
-  const json k = fact(settings, "grad_accum");
+  const json k = setting(settings, "grad_accum");
   if (k.is_number_integer() && k.get<int64_t>() > 0 && batch % k.get<int64_t>() != 0) {
     return fmt::format(
         "grad_accum={} splits each batch into {} equal micro-batches, but the batch is {} "
@@ -119,30 +148,4 @@ std::string batch_error(const json& settings, int64_t batch) {
   return "";
 }
 
-bool check_evidence(const std::string& id, const json& value, Mode mode, const json& evidence,
-                    std::vector<std::string>& wrong) {
-  if (id == "profiler_off") {
-    // The OFF arm profiles every step; ON runs without the profiler.
-    const bool on = value.get<bool>();
-    const json enabled = fact(evidence, "profiler_enabled_in_step");
-    const json events = fact(evidence, "profiler_events_per_step");
-    if (enabled != !on || (!on && !(events.is_number() && events.get<double>() > 0))) {
-      wrong.push_back(fmt::format(
-          "profiler_off={} but the profiler was {} in the measured step ({} events recorded)", on,
-          enabled == true ? "on" : "off", events.dump()));
-    }
-  } else if (id == "checkpoint") {
-    check_checkpoint(value.get<bool>(), mode, evidence, wrong);
-  } else if (id == "grad_accum") {
-    if (mode == Mode::train) check_grad_accum(value, evidence, wrong);
-  } else if (id == "preallocate") {
-    if (mode == Mode::train) check_preallocate(value.get<bool>(), evidence, wrong);
-  } else if (id == "dims_mult8") {
-    check_dims_mult8(value.get<bool>(), evidence, wrong);
-  } else {
-    return false;
-  }
-  return true;
-}
-
-}  // namespace tunebench::exec_knobs
+}  // namespace tunebench::knobs::execution

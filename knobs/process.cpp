@@ -1,0 +1,218 @@
+#include "knobs/process.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include "knobs/knobs.h"
+
+namespace tunebench::knobs {
+
+using nlohmann::json;
+
+namespace {
+
+const char* const kLlvmOpenMp = "/usr/lib/x86_64-linux-gnu/libomp.so.5";
+const char* const kNumactl = "/usr/bin/numactl";
+const std::vector<std::string> kAllocators{"glibc", "jemalloc", "jemalloc_nodecay", "tcmalloc"};
+
+json env_of(const json& evidence) { return fact(evidence, evidence::kEnv); }
+
+void validate_allocator(const json& value) {
+  if (!value.is_string() || std::find(kAllocators.begin(), kAllocators.end(),
+                                      value.get<std::string>()) == kAllocators.end()) {
+    throw std::invalid_argument(
+        "must be one of \"glibc\", \"jemalloc\", \"jemalloc_nodecay\", \"tcmalloc\"");
+  }
+  if (!allocator_library(value.get<std::string>()) && value != "glibc") {
+    throw std::invalid_argument("names an allocator that is not installed on this host");
+  }
+}
+
+void check_threads(int64_t n, const json& evidence, std::vector<std::string>& wrong) {
+  const json threads = fact(evidence, evidence::kTorchThreads);
+  if (threads != n) {
+    wrong.push_back(
+        fmt::format("omp_threads={} but the worker ran {} intra-op threads", n, threads.dump()));
+  }
+  const json env = env_of(evidence);
+  if (!env.is_object() || env.value("OMP_NUM_THREADS", "") != std::to_string(n)) {
+    wrong.push_back(
+        fmt::format("omp_threads={} but the worker's OMP_NUM_THREADS was {}", n,
+                    env.is_object() ? env.value("OMP_NUM_THREADS", "unset") : "unknown"));
+  }
+}
+
+bool llvm_openmp_mapped(const json& evidence) {
+  bool llvm = false;
+  for (const auto& lib : fact(evidence, evidence::kMappedLibraries)) {
+    llvm |= lib.get<std::string>().rfind("libomp", 0) == 0;
+  }
+  return llvm;
+}
+
+// One setting's read-back; the environment's are checked only when the setting is on.
+void check_one(const std::string& id, const json& value, const json& evidence,
+               std::vector<std::string>& wrong) {
+  const json env = env_of(evidence);
+  if (id == "omp_threads") {
+    check_threads(value.get<int64_t>(), evidence, wrong);
+  } else if (id == "allocator") {
+    std::string expected = value.get<std::string>();
+    if (expected == "jemalloc_nodecay") expected = "jemalloc";
+    if (fact(evidence, evidence::kAllocator) != expected) {
+      wrong.push_back(fmt::format("allocator={} but the worker had {} mapped",
+                                  value.get<std::string>(),
+                                  fact(evidence, evidence::kAllocator).dump()));
+    }
+  } else if (id == "omp_affinity" && value == true) {
+    if (!env.is_object() || env.value("OMP_PROC_BIND", "") != "CLOSE" ||
+        !env.contains("GOMP_CPU_AFFINITY")) {
+      wrong.push_back(
+          "omp_affinity=true but OMP_PROC_BIND/GOMP_CPU_AFFINITY were not in the worker's "
+          "environment");
+    }
+  } else if (id == "omp_runtime") {
+    const bool llvm = llvm_openmp_mapped(evidence);
+    if (llvm != value.get<bool>()) {
+      wrong.push_back(fmt::format("omp_runtime={} but LLVM libomp was {}mapped in the worker",
+                                  value.dump(), llvm ? "" : "not "));
+    }
+  } else if (id == "malloc_tunables" && value == true) {
+    if (!env.is_object() || env.value("MALLOC_MMAP_MAX_", "") != "0") {
+      wrong.push_back(
+          "malloc_tunables=true but MALLOC_MMAP_MAX_ was not 0 in the worker's environment");
+    }
+  } else if (id == "numa_bind") {
+    const bool bound = fact(evidence, evidence::kNumaPolicy) == "bind";
+    if (bound != value.get<bool>()) {
+      wrong.push_back(fmt::format("numa_bind={} but the worker's NUMA memory policy was {}",
+                                  value.dump(), fact(evidence, evidence::kNumaPolicy).dump()));
+    }
+  }
+}
+
+class Rules final : public KnobRules {
+ public:
+  std::vector<std::string> ids() const override {
+    return {"omp_threads", "omp_affinity",    "omp_runtime",
+            "allocator",   "malloc_tunables", "numa_bind"};
+  }
+
+  void validate_value(const Knob& knob, const json& value) const override {
+    if (knob.id == "omp_threads") {
+      if (value == "all") return;
+      expect_integer(value, 1, 4096, "must be a thread count from 1 to 4096 or \"all\"");
+    } else if (knob.id == "allocator") {
+      validate_allocator(value);
+    } else {
+      KnobRules::validate_value(knob, value);
+    }
+  }
+
+  json resolve(const Knob& knob, const json& value, const HostCaps& host) const override {
+    return knob.id == "omp_threads" && value == "all" ? json(host.cores) : value;
+  }
+
+  std::string not_applicable_reason(const Knob& knob, const std::string&, Mode,
+                                    const HostCaps& host, const std::string&) const override {
+    const std::string& id = knob.id;
+    if (id == "omp_threads" && host.cores < 2) return "this host has 1 core: nothing to sweep";
+    if (id == "numa_bind" && !std::filesystem::exists(kNumactl)) {
+      return "numactl is not installed (Debian package numactl)";
+    }
+    if (id == "omp_runtime" && !std::filesystem::exists(kLlvmOpenMp)) {
+      return "LLVM libomp is not installed (libomp5-14)";
+    }
+    if (id == "allocator" && !allocator_library("jemalloc")) {
+      return "jemalloc is not installed (libjemalloc2)";
+    }
+    return "";
+  }
+
+  void process_setup(const json& settings, ProcessSetup& setup) const override;
+
+  void check_evidence(const Knob& knob, const json& value, const json&, Mode, const json& evidence,
+                      std::vector<std::string>& wrong) const override {
+    check_one(knob.id, value, evidence, wrong);
+  }
+
+  void summarise_evidence(const json&, const json& e,
+                          std::vector<std::string>& parts) const override {
+    if (e.contains(evidence::kTorchThreads))
+      parts.push_back(fmt::format("threads={}", e[evidence::kTorchThreads].dump()));
+    const json env = env_of(e);
+    if (env.is_object() && env.contains("OMP_NUM_THREADS")) {
+      parts.push_back("OMP_NUM_THREADS=" + env["OMP_NUM_THREADS"].get<std::string>());
+    }
+    if (e.contains(evidence::kAllocator))
+      parts.push_back("allocator=" + e[evidence::kAllocator].get<std::string>());
+    for (const auto& lib : fact(e, evidence::kMappedLibraries)) {
+      if (lib.get<std::string>().rfind("libomp", 0) == 0)
+        parts.push_back("openmp=" + lib.get<std::string>());
+    }
+  }
+};
+
+void Rules::process_setup(const json& settings, ProcessSetup& setup) const {
+  if (settings.contains("omp_threads")) {
+    const std::string n = std::to_string(settings["omp_threads"].get<int64_t>());
+    setup.env["OMP_NUM_THREADS"] = n;
+    setup.env["MKL_NUM_THREADS"] = n;
+    setup.env["OPENBLAS_NUM_THREADS"] = "1";  // LibTorch calls BLAS from its own threads
+  }
+  if (settings.value("omp_affinity", false) == true) {
+    const int64_t n = settings.value("omp_threads", int64_t{1});
+    setup.env["OMP_PROC_BIND"] = "CLOSE";
+    setup.env["OMP_SCHEDULE"] = "STATIC";
+    setup.env["GOMP_CPU_AFFINITY"] = n > 1 ? fmt::format("0-{}", n - 1) : "0";
+  }
+  if (settings.value("omp_runtime", false) == true) {
+    setup.preload.push_back(kLlvmOpenMp);
+    setup.env["KMP_AFFINITY"] = "granularity=fine,compact,1,0";
+    setup.env["KMP_BLOCKTIME"] = "1";
+  }
+  if (settings.value("numa_bind", false) == true) {
+    // Node 0 on every host: on a one-node host this binds to the only node (the report says so).
+    setup.launcher = {kNumactl, "--cpunodebind=0", "--membind=0"};
+  }
+  if (settings.value("malloc_tunables", false) == true) {
+    // Keep freed memory in the process: no mmap for large blocks (each would be unmapped on free
+    // and faulted in again), and never trim the heap top.
+    setup.env["MALLOC_MMAP_MAX_"] = "0";
+    setup.env["MALLOC_TRIM_THRESHOLD_"] = "68719476736";
+    setup.env["MALLOC_TOP_PAD_"] = "268435456";
+  }
+  if (settings.contains("allocator")) {
+    const std::string allocator = settings["allocator"];
+    if (auto lib = allocator_library(allocator)) setup.preload.push_back(*lib);
+    // jemalloc 5.3's defaults return large frees at once and fault them back in (CATALOG.md).
+    if (allocator == "jemalloc_nodecay")
+      setup.env["MALLOC_CONF"] = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
+  }
+}
+
+}  // namespace
+
+const KnobRules& process::rules() {
+  static const Rules r;
+  return r;
+}
+
+json base_settings(const HostCaps& host) {
+  return {{"omp_threads", host.cores}, {"allocator", "glibc"}};
+}
+
+std::optional<std::string> allocator_library(const std::string& allocator) {
+  static const std::map<std::string, std::string> paths{
+      {"jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"},
+      {"jemalloc_nodecay", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"},
+      {"tcmalloc", "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4"}};
+  auto it = paths.find(allocator);
+  if (it == paths.end() || !std::filesystem::exists(it->second)) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace tunebench::knobs
