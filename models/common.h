@@ -47,7 +47,7 @@ class BenchModel {
   // build-time switches really produced, e.g. the number of conv biases or stored mask buffers.
   virtual nlohmann::json describe() = 0;
 
-  // What the model offers the knobs' actions (worker/knobs/): the harness asks the model rather
+  // What the model offers the knobs' actions (worker/actions/): the harness asks the model rather
   // than testing its name or type. The defaults say "none"; a knob that needs what a model lacks
   // is not applicable to it.
 

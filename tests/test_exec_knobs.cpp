@@ -12,7 +12,7 @@
 #include "models/registry.h"
 #include "plan/suite.h"
 #include "platform/compat.h"
-#include "worker/knobs/execution.h"
+#include "worker/actions/execution.h"
 #include "worker/worker.h"
 
 namespace tunebench {

@@ -1,4 +1,4 @@
-// The distributed knobs inside a worker (their action: worker/knobs/distributed.cpp): the process
+// The distributed knobs inside a worker (their action: worker/actions/distributed.cpp): the process
 // is one rank of a c10d process group — ProcessGroupGloo on the CPU, ProcessGroupNCCL on CUDA with
 // one GPU per rank (rendezvous through a FileStore in the trial's private directory; the same code
 // spans hosts with a TCPStore) — holds its shard of the trial's batch, and after backward

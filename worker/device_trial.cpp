@@ -7,7 +7,7 @@
 #include "platform/device.h"
 
 #ifdef TUNEBENCH_CUDA
-#include "worker/knobs/cuda.h"
+#include "worker/actions/cuda.h"
 #endif
 
 namespace tunebench::device_trial {

@@ -4,7 +4,7 @@
 // backward with fp16 loss scaling, the iteration timer (CUDA events on a GPU, the steady clock
 // after a synchronisation elsewhere), and what it reads back: host-device synchronisations per
 // step, the caching allocator's peak, GPU energy and clocks. The CPU implementation is here; the
-// CUDA one, the cuda family's in-process part, is worker/knobs/cuda.cpp, compiled only with
+// CUDA one, the cuda family's in-process part, is worker/actions/cuda.cpp, compiled only with
 // TUNEBENCH_CUDA.
 #pragma once
 

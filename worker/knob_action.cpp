@@ -2,8 +2,8 @@
 
 namespace tunebench::worker {
 
-// Each defined in worker/knobs/<family>.cpp. The CUDA family acts through the device layer
-// (worker/device_trial.h; its CUDA side is worker/knobs/cuda.cpp); the compile family has nothing
+// Each defined in worker/actions/<family>.cpp. The CUDA family acts through the device layer
+// (worker/device_trial.h; its CUDA side is worker/actions/cuda.cpp); the compile family has nothing
 // in-process yet.
 const KnobAction& process_action();
 const KnobAction& build_action();

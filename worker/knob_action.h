@@ -1,5 +1,5 @@
 // The in-process part of a knob family (knobs/ has its torch-free rules): one KnobAction per
-// family, in worker/knobs/<family>.cpp, listed once in actions(). The worker's phases
+// family, in worker/actions/<family>.cpp, listed once in actions(). The worker's phases
 // (worker/trial.h) never look at a knob's id; they call these in registry order for each arm.
 //
 // An action is stateless and shared by every arm; what it keeps for one arm lives in the ArmHooks

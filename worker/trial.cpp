@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "core/multiproc.h"
-#include "knobs/device_settings.h"
+#include "knobs/cuda.h"
 #include "knobs/evidence.h"
 #include "knobs/knobs.h"
 #include "models/registry.h"

@@ -1,4 +1,4 @@
-#include "worker/knobs/execution.h"
+#include "worker/actions/execution.h"
 
 #include <fmt/format.h>
 #include <torch/csrc/autograd/profiler_legacy.h>

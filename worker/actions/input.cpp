@@ -1,4 +1,4 @@
-#include "worker/knobs/input.h"
+#include "worker/actions/input.h"
 
 #include <torch/torch.h>
 

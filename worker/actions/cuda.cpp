@@ -1,4 +1,4 @@
-#include "worker/knobs/cuda.h"
+#include "worker/actions/cuda.h"
 
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
