@@ -498,6 +498,14 @@ int run(int argc, char** argv) {
   merge_cmd->add_option("files", merge_files, "other tunebench databases")->required();
   merge_cmd->add_option("--db", merge_db, "the database to import into")->capture_default_str();
 
+  // Hidden: stores run records (JSON Lines) as finished runs; reports/generate_history.py makes
+  // its synthetic histories through it (storage::import_records).
+  std::string import_db = "results/tunebench.sqlite", import_file;
+  auto* import_cmd = app.add_subcommand("import", "Store run records (JSON Lines) as runs");
+  import_cmd->group("");
+  import_cmd->add_option("file", import_file, "run records, one JSON object a line")->required();
+  import_cmd->add_option("--db", import_db, "the database to store them in")->capture_default_str();
+
   std::string compare_db = "results/tunebench.sqlite", compare_format = "table", compare_suite;
   std::vector<std::string> compare_runs, compare_hosts;
   auto* compare_cmd = app.add_subcommand(
@@ -584,6 +592,13 @@ int run(int argc, char** argv) {
                                floor_power_pct / 100.0, floor_settings.baseline_runs, run_options);
     }
     if (merge_cmd->parsed()) return merge_command(merge_db, merge_files);
+    if (import_cmd->parsed()) {
+      storage::Database db(import_db);
+      std::ifstream in(import_file);
+      if (!in) throw storage::StorageError("cannot read " + import_file);
+      fmt::print("{}: stored {} run(s)\n", import_file, storage::import_records(db, in));
+      return 0;
+    }
     if (compare_cmd->parsed()) {
       if (compare_runs.empty() && compare_hosts.empty()) {
         std::cerr << "tunebench: error: compare needs two runs (compare RUN_A RUN_B) or "
