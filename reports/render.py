@@ -1176,14 +1176,13 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
     report.details = load_run_details(con, report.run.uuid)
     report.check = load_check(con, report.run)
     report.experiments = load_experiments(con, report.run.uuid, report.details.claims)
-    trials = report.experiments  # no experiment without a trial
     if not report.run.host_quiet:
         report.warnings.append("The host was not quiet when the run started ("
                                + "; ".join(report.details.host_warnings or ["no details"])
                                + "): intervals may be wider and effects noisier.")
     if report.run.status != "completed":
         report.warnings.append(f"The run's status is '{report.run.status}'.")
-    if not trials:
+    if not report.experiments:  # experiments come from the run's trials
         report.lack("claims", "The selected run has no trials: nothing to compare with the claims.")
     elif not has_stored_effects(con):
         for section in ("claims", "factorial", "trends", "hosts"):

@@ -34,6 +34,9 @@ void Database::write_effects(const std::string& run_uuid) {
   if (g_effects_writer) g_effects_writer(*this, run_uuid);
 }
 
+// Long because its steps must run in this order, each before anything is written: check the
+// file, open it, read its version (refuse what this build cannot handle), set up the connection,
+// back up, migrate.
 Database::Database(const std::string& path) : path_(path) {
   if (path.empty()) throw StorageError("the database path is empty");
   check_header(path);

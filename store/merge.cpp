@@ -42,6 +42,8 @@ constexpr int kFindingColumnCount = 11;
 
 }  // namespace
 
+// Long because it is one transaction over one set of prepared statements (hosts, software, runs,
+// trials by the column list, samples, floors, findings), read top to bottom in import order.
 Database::MergeResult Database::merge_from(const std::string& other_path) {
   std::error_code ec;
   if (!fs::is_regular_file(other_path, ec)) {

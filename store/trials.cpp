@@ -22,6 +22,7 @@ void bind_value(St& st, const char* p, const T& value) {
 }
 std::string text(const Col& c) { return c.getString(); }  // NULL reads as ""
 
+// The list itself, one entry per column in table order: long because it is the whole table.
 std::vector<TrialColumn> make_trial_columns() {
   // clang-format off
   return {
