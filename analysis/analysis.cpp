@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "knobs/knobs.h"
-
 namespace tunebench::analysis {
 
 using nlohmann::json;

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <random>
+#include <sstream>
 
 #include "analysis/effects.h"
 #include "store/storage.h"
@@ -863,6 +864,51 @@ TEST_F(StorageTest, StorageKeepsFactorialContrastsOfARun) {
   const auto report = analysis::analyze(db, run.uuid);
   ASSERT_EQ(report.experiments.size(), 1u);
   EXPECT_EQ(report.experiments[0].effects.size(), by_compared.size());
+}
+
+// `tunebench import`: run records become finished runs with their effects; a bad line is refused
+// with its number.
+TEST_F(StorageTest, StorageImportsRunRecordsAsFinishedRuns) {
+  Database db(db_path());
+  const RunRecord run = make_run("abab0001-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  json trials = json::array();
+  for (int t = 0; t < 4; ++t) {
+    trials.push_back(
+        {{"spec", to_json(make_spec(run.uuid, t, t % 2 ? "on" : "off"))},
+         {"result", to_json(make_result("ok", {0.1 * (t % 2 + 1), 0.11 * (t % 2 + 1)}))}});
+  }
+  const json record = {{"run",
+                        {{"uuid", run.uuid},
+                         {"suite_name", run.suite_name},
+                         {"suite_hash", run.suite_hash},
+                         {"suite", run.suite},
+                         {"label", run.label},
+                         {"git_revision", run.git_revision},
+                         {"command_line", run.command_line},
+                         {"started_at", run.started_at},
+                         {"host", run.host},
+                         {"software", run.software},
+                         {"host_state", run.host_state},
+                         {"host_quiet", run.host_quiet}}},
+                       {"status", "completed"},
+                       {"ended_at", "2024-05-01T10:05:00Z"},
+                       {"trials", trials}};
+  std::istringstream lines(record.dump() + "\n\n");
+  EXPECT_EQ(import_records(db, lines), 1);
+  EXPECT_EQ(db.run(run.uuid).status, "completed");
+  EXPECT_EQ(db.run(run.uuid).record.host, run.host);
+  ASSERT_EQ(db.trials(run.uuid).size(), 4u);
+  EXPECT_EQ(db.trials(run.uuid)[3].result.sample_seconds, (std::vector<double>{0.2, 0.22}));
+  EXPECT_EQ(db.effects(run.uuid).arms.size(), 2u);
+  EXPECT_FALSE(db.effects(run.uuid).effects.empty());
+  std::istringstream bad("\n{\"run\": {}}\n");
+  try {
+    import_records(db, bad);
+    FAIL() << "a malformed record was stored";
+  } catch (const StorageError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(count(db, "runs"), 1);
 }
 
 }  // namespace
