@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <stdexcept>
 
 #include "knobs/knobs.h"
 
@@ -185,8 +186,14 @@ std::string kind_of(const std::string& compared) {
 
 double nan_unless(bool ok, double value) { return ok ? value : NAN; }
 
+// Samples the statistics refuse (an off arm whose median is not positive) must not stop a run
+// from finishing or a file from opening: such a run keeps no stored numbers, and show computes
+// them on the fly and says what is wrong, as it did before numbers were stored.
 void store_writer(storage::Database& db, const std::string& run_uuid) {
-  store_effects(db, run_uuid);
+  try {
+    store_effects(db, run_uuid);
+  } catch (const std::invalid_argument&) {
+  }
 }
 
 // The database computes effects through this writer wherever a run becomes final.

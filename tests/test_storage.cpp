@@ -911,5 +911,25 @@ TEST_F(StorageTest, StorageImportsRunRecordsAsFinishedRuns) {
   EXPECT_EQ(count(db, "runs"), 1);
 }
 
+// A run whose samples the statistics refuse (an off arm with a zero median) still finishes, and a
+// file holding one still migrates: that run keeps no stored numbers.
+TEST_F(StorageTest, StorageFinishesARunWhoseEffectsCannotBeComputed) {
+  const std::string path = db_path("zero.sqlite");
+  const RunRecord run = make_run("abab0002-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  {
+    Database db(path);
+    db.begin_run(run);
+    db.store_trial(run.uuid, make_spec(run.uuid, 0, "off"), make_result("ok", {0.0, 0.0}));
+    db.store_trial(run.uuid, make_spec(run.uuid, 1, "on"), make_result("ok", {0.1, 0.2}));
+    EXPECT_NO_THROW(db.finish_run(run.uuid, "completed", "2024-05-01T10:05:00Z"));
+    EXPECT_EQ(db.run(run.uuid).status, "completed");
+    EXPECT_TRUE(db.effects(run.uuid).empty());
+  }
+  downgrade_to_v2(path);
+  Database db(path);
+  EXPECT_EQ(db.migrated_from(), 2);
+  EXPECT_TRUE(db.effects(run.uuid).empty());
+}
+
 }  // namespace
 }  // namespace tunebench::storage
