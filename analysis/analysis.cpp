@@ -2,18 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <map>
-
-#include "knobs/knobs.h"
-
 namespace tunebench::analysis {
 
 using nlohmann::json;
 
 namespace {
-
-const std::string kTensorPeakNote =
-    "peak CPU tensor memory of one step, from the allocator's reports; peak RSS below";
 
 std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1 << 20)); }
 
@@ -69,167 +62,7 @@ std::string evidence_line(const json& e) {
   return out;
 }
 
-// "channels_last=on,no_grad=off" → {{"channels_last", true}, {"no_grad", false}}.
-std::vector<std::pair<std::string, bool>> factors_of(const std::string& arm) {
-  std::vector<std::pair<std::string, bool>> out;
-  size_t start = 0;
-  while (start < arm.size()) {
-    size_t comma = arm.find(',', start);
-    if (comma == std::string::npos) comma = arm.size();
-    const std::string part = arm.substr(start, comma - start);
-    const size_t eq = part.find('=');
-    if (eq != std::string::npos) out.emplace_back(part.substr(0, eq), part.substr(eq + 1) == "on");
-    start = comma + 1;
-  }
-  return out;
-}
-
-// Main effects and two-factor interactions of a 2^k factorial experiment, as contrasts of the
-// cells' medians (stats::contrast): main effect of i, weights s_i / 2^(k−1); interaction of i and
-// j, weights s_i·s_j / 2^(k−2), with s = +1 where the factor is on and −1 where it is off.
-void add_factorial_effects(ExperimentReport& x, const std::vector<std::string>& cells,
-                           std::map<std::string, stats::Groups>& groups) {
-  const auto first = factors_of(cells.front());
-  const size_t k = first.size();
-  if (k < 2 || cells.size() != (size_t{1} << k)) return;
-  std::vector<stats::Groups> arms;
-  std::vector<std::vector<double>> signs;  // per cell, per factor
-  for (const auto& cell : cells) {
-    if (groups[cell].empty()) return;  // a cell without valid trials: no contrast
-    arms.push_back(groups[cell]);
-    std::vector<double> s;
-    for (const auto& [name, on] : factors_of(cell)) s.push_back(on ? 1.0 : -1.0);
-    signs.push_back(s);
-  }
-  const double main_scale = 1.0 / double(size_t{1} << (k - 1));
-  const double pair_scale = 1.0 / double(size_t{1} << (k - 2));
-  for (size_t i = 0; i < k; ++i) {
-    std::vector<double> w;
-    for (const auto& s : signs) w.push_back(s[i] * main_scale);
-    x.effects.push_back({"time", "main effect of " + first[i].first, stats::contrast(arms, w)});
-  }
-  for (size_t i = 0; i < k; ++i) {
-    for (size_t j = i + 1; j < k; ++j) {
-      std::vector<double> w;
-      for (const auto& s : signs) w.push_back(s[i] * s[j] * pair_scale);
-      x.effects.push_back({"time", "interaction " + first[i].first + " x " + first[j].first,
-                           stats::contrast(arms, w)});
-    }
-  }
-}
-
 }  // namespace
-
-RunReport analyze(const storage::Database& db, const std::string& run_uuid) {
-  RunReport report;
-  report.run = db.run(run_uuid);
-  report.not_applicable = report.run.record.suite.value("not_applicable", json::array());
-  report.floors = db.noise_floors(run_uuid);
-  report.findings = db.findings(run_uuid);
-  const auto trials = db.trials(run_uuid);
-
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const storage::Database::StoredTrial*>> by_experiment;
-  for (const auto& t : trials) {
-    if (!by_experiment.count(t.spec.experiment)) order.push_back(t.spec.experiment);
-    by_experiment[t.spec.experiment].push_back(&t);
-  }
-  for (const auto& name : order) {
-    const auto& ts = by_experiment[name];
-    const TrialSpec& first = ts.front()->spec;
-    ExperimentReport x;
-    x.name = name;
-    x.knob = first.knob;
-    x.model = first.model.model;
-    x.preset = first.model.preset;
-    x.mode = to_string(first.mode);
-    x.batch = first.batch;
-    if (const knobs::Knob* k = knobs::find(first.knob)) {
-      x.claim = k->claim;
-      x.false_claim = k->false_claim;
-    }
-    // Arms in first-seen order; samples grouped by process.
-    std::vector<std::string> arm_order;
-    std::map<std::string, stats::Groups> time_groups, memory_groups, tensor_groups;
-    std::map<std::string, ArmReport> arms;
-    std::map<std::string, std::vector<double>> rss, probes, faults;
-    for (const auto* t : ts) {
-      const std::string& arm = t->spec.arm;
-      if (!arms.count(arm)) {
-        arm_order.push_back(arm);
-        arms[arm].arm = arm;
-      }
-      ArmReport& a = arms[arm];
-      const auto& r = t->result;
-      if (r.status == "ok") {
-        ++a.ok;
-        if (a.evidence.is_null()) a.evidence = r.evidence;
-        time_groups[arm].push_back(r.sample_seconds);
-        memory_groups[arm].push_back({double(r.peak_rss_bytes)});
-        // The peak of CPU tensor memory in one step (exec_steps.h): exact where RSS is blurred by
-        // LibTorch itself and the allocator's caches.
-        if (r.evidence.contains("tensor_peak_bytes"))
-          tensor_groups[arm].push_back({r.evidence["tensor_peak_bytes"].get<double>()});
-        rss[arm].push_back(double(r.peak_rss_bytes));
-        probes[arm].push_back(r.probe_seconds);
-        faults[arm].push_back(r.page_faults_per_iteration);
-      } else {
-        (r.status == "failed" ? a.failed : a.invalid)++;
-        a.problems.push_back(
-            fmt::format("process {}: {}: {}", t->spec.process_index, r.status, r.error));
-      }
-    }
-    for (const auto& arm : arm_order) {
-      ArmReport& a = arms[arm];
-      if (a.ok > 0) {
-        std::vector<double> all;
-        for (const auto& g : time_groups[arm]) all.insert(all.end(), g.begin(), g.end());
-        if (!all.empty()) a.time = stats::summarize(all);
-        a.peak_rss_bytes = stats::median(rss[arm]);
-        a.probe_seconds = stats::median(probes[arm]);
-        a.page_faults_per_iteration = stats::median(faults[arm]);
-      }
-      x.arms.push_back(a);
-    }
-    const knobs::Knob* knob = knobs::find(x.knob);
-    auto add_effects = [&](const std::string& off, const std::string& on,
-                           const std::string& compared) {
-      if (arms[off].ok == 0 || arms[on].ok == 0) {
-        x.problem =
-            "no valid trial in arm " + (arms[off].ok == 0 ? off : on) + ": no effect computed";
-        return;
-      }
-      x.effects.push_back({"time", compared, stats::effect(time_groups[off], time_groups[on])});
-      if (knob && knob->memory_effect) {
-        // Peak memory is the tensor peak where every trial measured it (as reports/render.py
-        // does), with peak RSS beside it; RSS alone otherwise.
-        if (tensor_groups[off].size() == size_t(arms[off].ok) &&
-            tensor_groups[on].size() == size_t(arms[on].ok)) {
-          stats::Effect tensor = stats::effect(tensor_groups[off], tensor_groups[on]);
-          tensor.note = kTensorPeakNote + (tensor.note.empty() ? "" : "; " + tensor.note);
-          x.effects.push_back({"peak memory", compared, tensor});
-          x.effects.push_back(
-              {"peak RSS", compared, stats::effect(memory_groups[off], memory_groups[on])});
-        } else {
-          x.effects.push_back(
-              {"peak memory", compared, stats::effect(memory_groups[off], memory_groups[on])});
-        }
-      }
-    };
-    if (x.knob == "factorial") {
-      const std::string base = arm_order.front();  // the all-off cell comes first
-      for (size_t i = 1; i < arm_order.size(); ++i)
-        add_effects(base, arm_order[i], arm_order[i] + " vs " + base);
-      add_factorial_effects(x, arm_order, time_groups);
-    } else if (arms.count("off") && arms.count("on")) {
-      add_effects("off", "on", "on vs off");
-    } else {
-      x.problem = "an arm has no trials";
-    }
-    report.experiments.push_back(std::move(x));
-  }
-  return report;
-}
 
 std::string format_run(const RunReport& report) {
   const auto& r = report.run.record;

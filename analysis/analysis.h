@@ -3,6 +3,7 @@
 // its interval and verdict, beside the catalog's claim. Compute here; print in format_run().
 #pragma once
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ struct ArmReport {
   double peak_rss_bytes = 0;  // median over ok trials
   double probe_seconds = 0;   // median CPU probe before its trials
   double page_faults_per_iteration = 0;
+  // Of the ok trials: the median, lowest and highest trial median (seconds per iteration) and the
+  // median throughput; NaN without an ok trial. Stored for the report, not printed by show.
+  double trial_median_seconds = NAN, trial_median_low_seconds = NAN,
+         trial_median_high_seconds = NAN, items_per_second = NAN;
   nlohmann::json evidence;            // of the first ok trial
   std::vector<std::string> problems;  // errors of failed/invalid trials
 };
@@ -47,6 +52,9 @@ struct RunReport {
   std::vector<storage::Database::Finding> findings;  // what tunebench check stored for it
 };
 
+// The run's report: its trials' structure (arms, counts, evidence, problems) with the numbers
+// stored for it (analysis/effects.h); a run without stored numbers (still running) is computed
+// on the fly.
 RunReport analyze(const storage::Database& db, const std::string& run_uuid);
 std::string format_run(const RunReport& report);
 // "4.2 %" for 0.042; "-" for NaN.

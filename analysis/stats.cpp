@@ -223,6 +223,13 @@ std::string to_string(Verdict verdict) {
   throw std::invalid_argument("unknown Verdict " + std::to_string(static_cast<int>(verdict)));
 }
 
+Verdict verdict_from_string(const std::string& text) {
+  for (Verdict v : {Verdict::helps, Verdict::hurts, Verdict::no_effect, Verdict::insufficient}) {
+    if (to_string(v) == text) return v;
+  }
+  throw std::invalid_argument("unknown verdict \"" + text + "\"");
+}
+
 double ratio_of_medians(const Groups& off, const Groups& on) {
   const Arm off_arm = collect_arm(off, "off");
   const Arm on_arm = collect_arm(on, "on");

@@ -49,6 +49,8 @@ using Groups = std::vector<std::vector<double>>;
 enum class Verdict { helps, hurts, no_effect, insufficient };
 // "helps", "hurts", "no measurable effect", "insufficient data".
 std::string to_string(Verdict verdict);
+// The inverse of to_string (stored verdicts); std::invalid_argument for another text.
+Verdict verdict_from_string(const std::string& text);
 
 struct Effect {
   double ratio;       // median(on) / median(off), pooling all samples of each arm; NaN if an arm

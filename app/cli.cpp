@@ -192,6 +192,17 @@ Subcommand add_merge(CLI::App& app) {
   return {cmd, [o] { return merge_command(*o); }};
 }
 
+// Hidden: stores run records (JSON Lines) as finished runs; reports/generate_history.py makes
+// its synthetic histories through it (storage::import_records).
+Subcommand add_import(CLI::App& app) {
+  auto o = make<ImportOptions>();
+  auto* cmd = app.add_subcommand("import", "Store run records (JSON Lines) as runs");
+  cmd->group("");
+  cmd->add_option("file", o->file, "run records, one JSON object a line")->required();
+  add_db(cmd, o->db, "the database to store them in");
+  return {cmd, [o] { return import_command(*o); }};
+}
+
 Subcommand add_compare(CLI::App& app) {
   auto o = make<CompareOptions>();
   auto* cmd = app.add_subcommand(
@@ -267,6 +278,7 @@ int run(int argc, char** argv) {
                                             add_check(app),
                                             add_calibrate(app, command_line),
                                             add_merge(app),
+                                            add_import(app),
                                             add_compare(app),
                                             add_report(app)};
   try {

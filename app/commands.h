@@ -76,6 +76,12 @@ struct MergeOptions {
 };
 int merge_command(const MergeOptions& options);
 
+struct ImportOptions {
+  std::string db = kDefaultDatabase;
+  std::string file;
+};
+int import_command(const ImportOptions& options);
+
 struct CompareOptions {
   std::string db = kDefaultDatabase;
   std::string format = "table";

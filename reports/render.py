@@ -15,10 +15,13 @@ by side (throughput per host, per core, per price), thread-sweep curves, energy;
 regression check: findings of `tunebench check` and the noise floors of `tunebench calibrate`
 (a schema-version-1 database, without those tables, is read too and the page says what is missing).
 
-Layout of this file: compute first (database reading, statistics, analyses: plain data, no
-plotting), then present (matplotlib figures, HTML, Markdown), then the command line.
-The effect statistics reproduce analysis/stats.cpp exactly (same generator, same resampling
-order, same quantiles), so an interval here equals the one `tunebench show` prints.
+Layout of this file: read first (plain data, no plotting), then present (matplotlib figures,
+HTML, Markdown), then the command line. Every number shown is one tunebench computed and stored
+(schema version 3: the `effects` and `arm_summaries` tables, written by analysis/effects.cpp when
+a run finishes, when an older file is migrated and when runs are merged; `noise_floors` and
+`regressions` from calibrate and check): this file computes no statistic, so an interval here is
+the one `tunebench show` prints. A database older than version 3 is shown without effects, with
+a note saying how to migrate it.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ matplotlib.rcParams["text.parse_math"] = False
 matplotlib.rcParams["font.size"] = 10
 matplotlib.rcParams["axes.titlesize"] = 11
 
-SCHEMA_VERSION = 2  # the results schema this script reads (results/README.md)
+SCHEMA_VERSION = 3  # the results schema this script reads (results/README.md)
 TUNEBENCH_TABLES = ("hosts", "software", "runs", "trials", "samples")
 
 
@@ -61,276 +64,10 @@ class ReportError(Exception):
 
 
 # ============================================================================================
-# Compute: statistics (a port of analysis/stats.cpp)
+# Verdicts as tunebench stores them (analysis/stats.cpp computes every number this page shows)
 # ============================================================================================
 
-MASK64 = (1 << 64) - 1
 HELPS, HURTS, NO_EFFECT, INSUFFICIENT = "helps", "hurts", "no measurable effect", "insufficient data"
-
-
-class Mt19937_64:
-    """std::mt19937_64, output for output: the C++ statistics seed it with 42 by default.
-
-    The state is twisted with numpy (three vectorised steps per 312 outputs) so that millions
-    of draws cost milliseconds.
-    """
-
-    N, M = 312, 156
-    _UPPER = np.uint64(0xFFFFFFFF80000000)
-    _LOWER = np.uint64(0x7FFFFFFF)
-    _A = np.uint64(0xB5026F5AA96619E9)
-
-    def __init__(self, seed: int):
-        state = np.empty(self.N, dtype=np.uint64)
-        x = seed & MASK64
-        state[0] = x
-        for i in range(1, self.N):
-            x = (6364136223846793005 * (x ^ (x >> 62)) + i) & MASK64
-            state[i] = x
-        self._state = state
-        self._out = np.empty(0, dtype=np.uint64)
-        self._pos = 0
-
-    def _mix(self, current: np.ndarray, following: np.ndarray) -> np.ndarray:
-        x = (current & self._UPPER) | (following & self._LOWER)
-        odd = (x & np.uint64(1)).astype(bool)
-        return (x >> np.uint64(1)) ^ np.where(odd, self._A, np.uint64(0))
-
-    def _twist(self) -> np.ndarray:
-        old, n, m = self._state, self.N, self.M
-        new = np.empty_like(old)
-        new[: n - m] = old[m:] ^ self._mix(old[: n - m], old[1 : n - m + 1])
-        new[n - m : n - 1] = new[: m - 1] ^ self._mix(old[n - m : n - 1], old[n - m + 1 :])
-        new[n - 1] = new[m - 1] ^ self._mix(old[n - 1 :], new[:1])[0]
-        self._state = new
-        y = new.copy()
-        y ^= (y >> np.uint64(29)) & np.uint64(0x5555555555555555)
-        y ^= (y << np.uint64(17)) & np.uint64(0x71D67FFFEDA60000)
-        y ^= (y << np.uint64(37)) & np.uint64(0xFFF7EEE000000000)
-        y ^= y >> np.uint64(43)
-        return y
-
-    def take(self, count: int) -> np.ndarray:
-        """The next `count` raw 64-bit outputs."""
-        available = len(self._out) - self._pos
-        if available < count:
-            blocks = [self._out[self._pos :]]
-            needed = count - available
-            for _ in range(-(-needed // self.N)):
-                blocks.append(self._twist())
-            self._out = np.concatenate(blocks)
-            self._pos = 0
-        chunk = self._out[self._pos : self._pos + count]
-        self._pos += count
-        return chunk
-
-    def index(self, bound: int) -> int:
-        """analysis/stats.cpp uniform_index: an index in [0, bound), unbiased by rejection."""
-        threshold = (1 << 64) % bound
-        draw = int(self.take(1)[0])
-        while draw < threshold:
-            draw = int(self.take(1)[0])
-        return draw % bound
-
-    def indices(self, bound: int, count: int) -> np.ndarray:
-        """`count` successive index(bound) draws."""
-        draws = self.take(count)
-        threshold = (1 << 64) % bound
-        if threshold and bool((draws < np.uint64(threshold)).any()):
-            # Astronomically rare (probability ~ bound / 2^64 per draw): redo one at a time.
-            self._pos -= count
-            return np.array([self.index(bound) for _ in range(count)], dtype=np.int64)
-        return (draws % np.uint64(bound)).astype(np.int64)
-
-
-def median(values) -> float:
-    """The median as analysis/stats.cpp computes it (mean of the middle two for an even count)."""
-    ordered = np.sort(np.asarray(values, dtype=float))
-    mid = len(ordered) // 2
-    if len(ordered) % 2:
-        return float(ordered[mid])
-    lower, upper = float(ordered[mid - 1]), float(ordered[mid])
-    return lower + (upper - lower) / 2
-
-
-def _row_medians(matrix: np.ndarray) -> np.ndarray:
-    """median() of each row of a 2-D array, vectorised."""
-    width = matrix.shape[1]
-    mid = width // 2
-    if width % 2:
-        return np.partition(matrix, mid, axis=1)[:, mid]
-    part = np.partition(matrix, (mid - 1, mid), axis=1)
-    lower, upper = part[:, mid - 1], part[:, mid]
-    return lower + (upper - lower) / 2
-
-
-def quantile_of_sorted(ordered, p: float) -> float:
-    """Type 7 quantile of a sorted sequence (analysis/stats.cpp quantile_of_sorted)."""
-    position = p * (len(ordered) - 1)
-    below = math.floor(position)
-    if below + 1 >= len(ordered):
-        return float(ordered[-1])
-    fraction = position - below
-    return float(ordered[below] + fraction * (ordered[below + 1] - ordered[below]))
-
-
-@dataclass
-class Effect:
-    """Ratio on/off of a median with its bootstrap interval and the verdict drawn from it."""
-
-    metric: str  # "time" or "peak memory"
-    compared: str  # "on vs off", or "<cell> vs <all-off cell>"
-    ratio: float  # NaN when an arm has no sample
-    lo: float  # NaN when insufficient
-    hi: float
-    verdict: str
-    note: str = ""
-    confidence: float = 0.95
-
-
-def verdict_of_interval(lo: float, hi: float) -> str:
-    """Lower is better (time, memory): interval below 1 helps, above 1 hurts."""
-    if hi < 1:
-        return HELPS
-    if lo > 1:
-        return HURTS
-    return NO_EFFECT
-
-
-def hierarchical_effect(
-    off: list[list[float]],
-    on: list[list[float]],
-    metric: str = "time",
-    compared: str = "on vs off",
-    confidence: float = 0.95,
-    resamples: int = 2000,
-    seed: int = 42,
-) -> Effect:
-    """analysis/stats.cpp effect(): ratio of pooled medians, hierarchical bootstrap interval.
-
-    `off` and `on` are each arm's samples grouped by process, in trial order. Each resample
-    draws, for the off arm then the on arm, processes with replacement, then within each drawn
-    process as many samples as it has, with replacement, and takes the pooled median.
-    """
-    off_arm = [np.asarray(p, dtype=float) for p in off if len(p)]
-    on_arm = [np.asarray(p, dtype=float) for p in on if len(p)]
-    off_n = sum(len(p) for p in off_arm)
-    on_n = sum(len(p) for p in on_arm)
-    nan = float("nan")
-    result = Effect(metric, compared, nan, nan, nan, INSUFFICIENT, "", confidence)
-    notes: list[str] = []
-    if off_n and on_n:
-        off_median = median(np.concatenate(off_arm))
-        if not off_median > 0:
-            result.note = "the off arm's median is not positive: no ratio"
-            return result
-        result.ratio = median(np.concatenate(on_arm)) / off_median
-    for name, n in (("off", off_n), ("on", on_n)):
-        if n < 2:
-            notes.append(
-                f"the {name} arm has {n} sample{'' if n == 1 else 's'}; "
-                "an interval needs at least 2 per arm"
-            )
-    if notes:
-        result.note = "; ".join(notes)
-        return result
-    if len(off_arm) == 1 and len(on_arm) == 1:
-        notes.append("1 process per arm: the interval ignores between-process variance")
-    else:
-        for name, arm in (("off", off_arm), ("on", on_arm)):
-            if len(arm) == 1:
-                notes.append(
-                    f"1 process in the {name} arm: the interval ignores its between-process variance"
-                )
-
-    rng = Mt19937_64(seed)
-    if len({len(p) for p in off_arm}) == 1 and len({len(p) for p in on_arm}) == 1:
-        off_medians, on_medians = _bootstrap_uniform(off_arm, on_arm, rng, resamples)
-    else:
-        off_medians, on_medians = _bootstrap_general(off_arm, on_arm, rng, resamples)
-    if not bool((off_medians > 0).all()):
-        notes.append("some bootstrap resamples have an off median <= 0, so the ratio has no interval")
-        result.note = "; ".join(notes)
-        return result
-    ratios = np.sort(on_medians / off_medians)
-    tail = (1 - confidence) / 2
-    result.lo = quantile_of_sorted(ratios, tail)
-    result.hi = quantile_of_sorted(ratios, 1 - tail)
-    result.verdict = verdict_of_interval(result.lo, result.hi)
-    pooled = np.concatenate(off_arm + on_arm)
-    if bool((pooled == off_arm[0][0]).all()):
-        notes.append("no spread in either arm: the interval collapses to the ratio")
-    result.note = "; ".join(notes)
-    return result
-
-
-def _bootstrap_uniform(off_arm, on_arm, rng: Mt19937_64, resamples: int):
-    """Every process of an arm has the same sample count: the draws of one resample have a fixed
-    layout, so all resamples are drawn at once. Layout per resample, arm by arm: for each
-    process slot, one process index, then that process's sample indices."""
-    layouts = []
-    for arm in (off_arm, on_arm):
-        layouts.append((len(arm), len(arm[0]), np.stack(arm)))
-    per_resample = sum(p * (1 + k) for p, k, _ in layouts)
-    draws = rng.take(per_resample * resamples).reshape(resamples, per_resample)
-    bounds = np.empty(per_resample, dtype=np.uint64)
-    offset = 0
-    for p, k, _ in layouts:
-        for slot in range(p):
-            bounds[offset] = p
-            bounds[offset + 1 : offset + 1 + k] = k
-            offset += 1 + k
-    thresholds = np.array([(1 << 64) % int(b) for b in bounds], dtype=np.uint64)
-    if bool((draws < thresholds).any()):
-        rng._pos -= per_resample * resamples  # a rejection somewhere: take the exact slow path
-        return _bootstrap_general(off_arm, on_arm, rng, resamples)
-    indices = (draws % bounds).astype(np.int64)
-    medians = []
-    offset = 0
-    for p, k, values in layouts:
-        block = indices[:, offset : offset + p * (1 + k)].reshape(resamples, p, 1 + k)
-        process = block[:, :, :1]
-        sample = block[:, :, 1:]
-        pooled = values[process, sample].reshape(resamples, p * k)
-        medians.append(_row_medians(pooled))
-        offset += p * (1 + k)
-    return medians[0], medians[1]
-
-
-def _bootstrap_general(off_arm, on_arm, rng: Mt19937_64, resamples: int):
-    """Any process sizes: draw exactly in the C++ order, one process at a time."""
-    off_medians = np.empty(resamples)
-    on_medians = np.empty(resamples)
-    for r in range(resamples):
-        for arm, out in ((off_arm, off_medians), (on_arm, on_medians)):
-            parts = []
-            for _ in range(len(arm)):
-                process = arm[rng.index(len(arm))]
-                parts.append(process[rng.indices(len(process), len(process))])
-            out[r] = median(np.concatenate(parts))
-    return off_medians, on_medians
-
-
-def format_effect(ratio: float, lo: float, hi: float, verdict: str) -> str:
-    """analysis/stats.cpp format_effect: "0.62x [0.58, 0.66] helps", 2 to 4 decimals."""
-    has_interval = math.isfinite(lo) and math.isfinite(hi)
-    decimals = 2
-    if has_interval and math.isfinite(ratio):
-        while decimals < 4:
-            lo_s, ratio_s, hi_s, one = (f"{v:.{decimals}f}" for v in (lo, ratio, hi, 1.0))
-            merges = (
-                (lo < ratio and lo_s == ratio_s)
-                or (ratio < hi and ratio_s == hi_s)
-                or (lo < hi and lo_s == hi_s)
-            )
-            excludes_one = hi < 1 or lo > 1
-            if not merges and not (excludes_one and one in (lo_s, hi_s)):
-                break
-            decimals += 1
-    ratio_text = f"{ratio:.{decimals}f}x" if math.isfinite(ratio) else "n/a"
-    interval = f"[{lo:.{decimals}f}, {hi:.{decimals}f}]" if has_interval else "[no interval]"
-    return f"{ratio_text} {interval} {verdict}"
-
 
 # ============================================================================================
 # Compute: reading the database
@@ -464,56 +201,25 @@ def _json_object(text) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+# ============================================================================================
+# Read: the selected run's stored effects and arm summaries (analysis/effects.cpp wrote them)
+# ============================================================================================
+
+
 @dataclass
-class Trial:
-    id: int
-    experiment: str
-    knob: str
-    arm: str
-    settings: dict
-    model: str
-    preset: str
-    mode: str
-    batch: int
-    process_index: int
-    status: str
-    error: str
-    peak_rss_bytes: int | None
-    items_per_second: float | None
-    tensor_peak_bytes: float | None = None  # evidence: peak CPU tensor memory of one step
-    samples: list = field(default_factory=list)  # seconds per iteration, in the order taken
+class Effect:
+    """One stored effect: a ratio with its interval and verdict, as tunebench computed it."""
 
-
-def load_trials(con: sqlite3.Connection, run_uuids: list[str], knob: str | None = None) -> list[Trial]:
-    """The trials of some runs in their run's order (sequence), each with its samples."""
-    trials: list[Trial] = []
-    by_id: dict[int, Trial] = {}
-    knob_filter = " AND t.knob = ?" if knob else ""
-    for run_uuid in run_uuids:
-        params = (run_uuid, knob) if knob else (run_uuid,)
-        rows = con.execute(
-            "SELECT id, experiment, knob, arm, settings, model, preset, mode, batch, process_index,"
-            " status, error, peak_rss_bytes, items_per_second,"
-            " json_extract(evidence, '$.tensor_peak_bytes') FROM trials t WHERE run_uuid = ?"
-            + knob_filter + " ORDER BY sequence",
-            params,
-        ).fetchall()
-        for row in rows:
-            trial = Trial(*row[:4], _json_object(row[4]), *row[5:])
-            trials.append(trial)
-            by_id[trial.id] = trial
-        for trial_id, seconds in con.execute(
-            "SELECT s.trial_id, s.seconds FROM samples s JOIN trials t ON t.id = s.trial_id"
-            " WHERE t.run_uuid = ?" + knob_filter + " ORDER BY s.trial_id, s.idx",
-            params,
-        ):
-            by_id[trial_id].samples.append(seconds)
-    return trials
-
-
-# ============================================================================================
-# Compute: claims vs measured effects of one run
-# ============================================================================================
+    metric: str  # "time", "peak memory" or "peak RSS"
+    compared: str  # "on vs off", "<cell> vs <all-off cell>", "main effect of X", "interaction X x Y"
+    ratio: float  # NaN (NULL) when undefined
+    lo: float  # NaN when insufficient
+    hi: float
+    verdict: str
+    note: str = ""
+    confidence: float = 0.95
+    text: str = ""  # as `tunebench show` prints it, verdict included
+    kind: str = "effect"  # "effect", "main effect", "interaction"
 
 
 @dataclass
@@ -522,15 +228,8 @@ class Arm:
     ok: int = 0
     failed: int = 0
     invalid: int = 0
-    time_groups: list = field(default_factory=list)  # samples of each ok process
-    memory_groups: list = field(default_factory=list)  # [peak RSS] of each ok process
-    tensor_groups: list = field(default_factory=list)  # [peak tensor memory], where measured
+    median_seconds: float = float("nan")  # stored: median of the pooled samples of ok trials
     problems: list = field(default_factory=list)
-
-    @property
-    def median_seconds(self) -> float:
-        pooled = [s for group in self.time_groups for s in group]
-        return median(pooled) if pooled else float("nan")
 
 
 @dataclass
@@ -542,7 +241,8 @@ class Experiment:
     mode: str
     batch: int
     arms: list  # of Arm, in first-seen order
-    effects: list = field(default_factory=list)  # of Effect
+    effects: list = field(default_factory=list)  # of Effect: the pairwise comparisons
+    contrasts: list = field(default_factory=list)  # of Effect: factorial main effects, interactions
     claim: dict = field(default_factory=dict)  # the catalog's entry for the knob; {} if none
     factors: list = field(default_factory=list)  # factorial: the knobs varied
     problem: str = ""
@@ -568,88 +268,72 @@ def parse_cell(arm: str) -> dict | None:
     return levels
 
 
-def analyze_run(trials: list[Trial], claims: dict) -> list[Experiment]:
-    """Trials of one run -> experiments with their arms and effects (analysis.cpp's rules:
-    only 'ok' trials count; time on pooled samples; peak memory for memory-effect knobs)."""
-    experiments: dict[str, Experiment] = {}
-    for t in trials:
-        x = experiments.get(t.experiment)
-        if x is None:
-            x = experiments[t.experiment] = Experiment(
-                t.experiment, t.knob, t.model, t.preset, t.mode, t.batch, []
-            )
-        arm = next((a for a in x.arms if a.name == t.arm), None)
-        if arm is None:
-            arm = Arm(t.arm)
-            x.arms.append(arm)
-        if t.status == "ok":
-            arm.ok += 1
-            arm.time_groups.append(list(t.samples))
-            if t.peak_rss_bytes is not None:
-                arm.memory_groups.append([float(t.peak_rss_bytes)])
-            if t.tensor_peak_bytes is not None:
-                arm.tensor_groups.append([float(t.tensor_peak_bytes)])
-        else:
-            if t.status == "failed":
-                arm.failed += 1
-            else:
-                arm.invalid += 1
-            arm.problems.append(f"process {t.process_index}: {t.status}: {t.error}")
+def number(value) -> float:
+    return float("nan") if value is None else float(value)
 
+
+def has_stored_effects(con: sqlite3.Connection) -> bool:
+    """Schema version 3 or newer: tunebench stored every run's effects and arm summaries."""
+    return con.execute("PRAGMA user_version").fetchone()[0] >= 3 and \
+        {"run_uuid", "experiment", "kind", "text"} <= table_columns(con, "effects") and \
+        {"run_uuid", "experiment", "arm", "trial_median_seconds"} <= table_columns(con, "arm_summaries")
+
+
+def load_experiments(con: sqlite3.Connection, run_uuid: str, claims: dict) -> list[Experiment]:
+    """The run's experiments (first-seen order of their trials) with the arm summaries and
+    effects tunebench stored for it, and the problems of trials that failed."""
+    experiments: dict[str, Experiment] = {}
+    for name, knob, arm, model, preset, mode, batch, process, status, error in con.execute(
+            "SELECT experiment, knob, arm, model, preset, mode, batch, process_index, status, error"
+            " FROM trials WHERE run_uuid = ? ORDER BY sequence", (run_uuid,)):
+        x = experiments.get(name)
+        if x is None:
+            x = experiments[name] = Experiment(name, knob, model, preset, mode, batch, [])
+            x.claim = (claims.get(knob) or {}) if knob not in ("aa", "factorial") else {}
+        a = next((a for a in x.arms if a.name == arm), None)
+        if a is None:
+            a = Arm(arm)
+            x.arms.append(a)
+        if status != "ok":
+            a.problems.append(f"process {process}: {status}: {error}")
+    if not has_stored_effects(con):
+        return list(experiments.values())
+    for name, arm, ok, failed, invalid, median_seconds in con.execute(
+            "SELECT experiment, arm, trials_ok, trials_failed, trials_invalid, median_seconds"
+            " FROM arm_summaries WHERE run_uuid = ? ORDER BY position", (run_uuid,)):
+        x = experiments.get(name)
+        a = next((a for a in x.arms if a.name == arm), None) if x else None
+        if a is not None:
+            a.ok, a.failed, a.invalid, a.median_seconds = ok, failed, invalid, number(median_seconds)
+    for name, kind, metric, compared, ratio, lo, hi, confidence, verdict, note, text in con.execute(
+            "SELECT experiment, kind, metric, compared, ratio, lo, hi, confidence, verdict, note, text"
+            " FROM effects WHERE run_uuid = ? ORDER BY position", (run_uuid,)):
+        x = experiments.get(name)
+        if x is None:
+            continue
+        if kind == "none":
+            x.problem = note
+            continue
+        e = Effect(metric, compared, number(ratio), number(lo), number(hi), verdict, note,
+                   confidence, text, kind)
+        (x.effects if kind == "effect" else x.contrasts).append(e)
     for x in experiments.values():
-        arms = {a.name: a for a in x.arms}
         if x.knob == "factorial":
-            cells = {a.name: parse_cell(a.name) for a in x.arms}
-            base = next((n for n, c in cells.items() if c and not any(c.values())), x.arms[0].name)
-            x.factors = list(cells[base]) if cells.get(base) else []
-            memory = False  # as analysis.cpp: cells are compared on time only
-            pairs = [(base, a.name) for a in x.arms if a.name != base]
-        else:
-            claim = claims.get(x.knob) if not x.is_aa else None
-            x.claim = claim or {}
-            memory = bool(x.claim.get("memory_effect"))
-            pairs = [("off", "on")] if "off" in arms and "on" in arms else []
-            if not pairs:
-                x.problem = "an arm has no trials: no effect computed"
-        for off, on in pairs:
-            if arms[off].ok == 0 or arms[on].ok == 0:
-                empty = off if arms[off].ok == 0 else on
-                x.problem = f"no valid trial in arm {empty}: no effect computed"
-                continue
-            compared = "on vs off" if x.knob != "factorial" else f"{on} vs {off}"
-            x.effects.append(
-                hierarchical_effect(arms[off].time_groups, arms[on].time_groups, "time", compared)
-            )
-            if memory:
-                # As analysis.cpp: the tensor peak where every trial measured it, else peak RSS.
-                tensor = all(len(arms[a].tensor_groups) == arms[a].ok for a in (off, on))
-                groups = "tensor_groups" if tensor else "memory_groups"
-                effect = hierarchical_effect(
-                    getattr(arms[off], groups), getattr(arms[on], groups), "peak memory", compared
-                )
-                if tensor:
-                    effect.note = "; ".join(
-                        n for n in ("peak CPU tensor memory of one step", effect.note) if n
-                    )
-                x.effects.append(effect)
-                if tensor:
-                    x.effects.append(
-                        hierarchical_effect(
-                            arms[off].memory_groups, arms[on].memory_groups, "peak RSS", compared
-                        )
-                    )
+            base = parse_cell(x.arms[0].name) if x.arms else None
+            x.factors = list(base) if base else []
     return list(experiments.values())
 
 
 @dataclass
 class Estimate:
-    """A factorial contrast as a ratio (exp of a difference of log medians) with its interval."""
+    """A stored factorial contrast: a ratio of cell medians with its interval."""
 
     label: str
     ratio: float
     lo: float
     hi: float
     verdict: str
+    text: str = ""
 
 
 @dataclass
@@ -663,87 +347,30 @@ class Factorial:
     note: str = ""
 
 
-def _cell_resample_medians(groups: list, rng: np.random.Generator, resamples: int) -> np.ndarray:
-    """Hierarchical resample medians of one cell: processes, then samples within each."""
-    processes = [np.asarray(g, dtype=float) for g in groups if len(g)]
-    sizes = {len(p) for p in processes}
-    if len(sizes) == 1:
-        values = np.stack(processes)
-        count, size = values.shape
-        which = rng.integers(0, count, size=(resamples, count, 1))
-        within = rng.integers(0, size, size=(resamples, count, size))
-        return np.median(values[which, within].reshape(resamples, -1), axis=1)
-    out = np.empty(resamples)
-    for r in range(resamples):
-        drawn = [processes[i] for i in rng.integers(0, len(processes), len(processes))]
-        out[r] = np.median(np.concatenate([p[rng.integers(0, len(p), len(p))] for p in drawn]))
-    return out
-
-
-def _contrasts(log_medians: np.ndarray, levels: np.ndarray, factors: list):
-    """Main effects and pairwise interactions on log medians.
-
-    log_medians: (..., cells); levels: (cells, factors) of 0/1. Main effect of A: mean over
-    cells with A on minus mean over cells with A off. Interaction of A and B: the mean over the
-    other factors' levels of (AB - A - B + base), which for two factors is exactly that."""
-    mains = []
-    for f in range(len(factors)):
-        on, off = levels[:, f] == 1, levels[:, f] == 0
-        mains.append(log_medians[..., on].mean(axis=-1) - log_medians[..., off].mean(axis=-1))
-    interactions = []
-    for a in range(len(factors)):
-        for b in range(a + 1, len(factors)):
-            sign = np.where(levels[:, a] == levels[:, b], 1.0, -1.0)
-            # each (A, B) square contributes its 4 cells with signs +AB -A -B +base
-            interactions.append(((a, b), (log_medians * sign).sum(axis=-1) / (len(sign) / 4)))
-    return mains, interactions
-
-
-def analyze_factorial(x: Experiment, resamples: int = 2000, seed: int = 42) -> Factorial:
-    """Main effects and interactions of a factorial experiment, with percentile intervals from a
-    hierarchical bootstrap of every cell (numpy generator, fixed seed)."""
+def factorial_of(x: Experiment) -> Factorial:
+    """The main effects and interactions tunebench stored for a factorial experiment."""
     result = Factorial(x.name, x.workload, list(x.factors), [], [], [])
-    cells = []
     for arm in x.arms:
-        levels = parse_cell(arm.name)
-        result.cells.append((arm.name, levels or {}, arm.median_seconds, arm.ok))
-        if levels is None or sorted(levels) != sorted(x.factors):
-            result.note = f"arm {arm.name!r} is not a cell of {'x'.join(x.factors) or 'the factors'}"
-            return result
-        cells.append((arm, levels))
-    k = len(x.factors)
-    if k < 2 or len({tuple(sorted(lv.items())) for _, lv in cells}) != 2**k or len(cells) != 2**k:
-        result.note = f"needs all {2**k} cells of {k} factors (has {len(cells)}): no contrasts"
-        return result
-    empty = [arm.name for arm, _ in cells if not any(arm.time_groups)]
-    if empty:
-        result.note = f"no valid samples in cell(s) {', '.join(empty)}: no contrasts"
-        return result
-    levels = np.array([[int(lv[f]) for f in x.factors] for _, lv in cells])
-    point = np.log([arm.median_seconds for arm, _ in cells])
-    rng = np.random.default_rng(seed)
-    boot = np.log(np.stack([_cell_resample_medians(arm.time_groups, rng, resamples) for arm, _ in cells], axis=1))
-    point_mains, point_inter = _contrasts(point, levels, x.factors)
-    boot_mains, boot_inter = _contrasts(boot, levels, x.factors)
-
-    def estimate(label, value, samples):
-        lo, hi = np.percentile(samples, [2.5, 97.5])
-        return Estimate(label, math.exp(value), math.exp(lo), math.exp(hi),
-                        verdict_of_interval(math.exp(lo), math.exp(hi)))
-
-    for f, name in enumerate(x.factors):
-        result.main_effects.append(estimate(name, point_mains[f], boot_mains[f]))
-    for ((a, b), value), (_, samples) in zip(point_inter, boot_inter):
-        est = estimate(f"{x.factors[a]} × {x.factors[b]}", value, samples)
-        est.verdict = "interact" if est.verdict != NO_EFFECT else "no measurable interaction"
-        result.interactions.append(est)
-    if any(arm.ok == 1 for arm, _ in cells):
-        result.note = "a cell has 1 process: intervals ignore between-process variance (too narrow)"
+        result.cells.append((arm.name, parse_cell(arm.name) or {}, arm.median_seconds, arm.ok))
+    notes = []
+    for e in x.contrasts:
+        if e.kind == "main effect":
+            label = e.compared.removeprefix("main effect of ")
+            result.main_effects.append(Estimate(label, e.ratio, e.lo, e.hi, e.verdict, e.text))
+        else:
+            label = e.compared.removeprefix("interaction ").replace(" x ", " × ")
+            verdict = "no measurable interaction" if e.verdict in (NO_EFFECT, INSUFFICIENT) else "interact"
+            result.interactions.append(Estimate(label, e.ratio, e.lo, e.hi, verdict, e.text))
+        if e.note and e.note not in notes:
+            notes.append(e.note)
+    if not x.contrasts:
+        notes.append(f"tunebench stored no contrasts (it needs all 2^k cells of {len(x.factors)} factors, "
+                     "each with a valid trial)")
+    result.note = "; ".join(notes)
     return result
 
-
 # ============================================================================================
-# Compute: trends over the nightly history
+# Read: trends over the nightly history (stored arm summaries of every run)
 # ============================================================================================
 
 
@@ -754,9 +381,9 @@ class TrendSeries:
     host: str
     when: list = field(default_factory=list)  # datetimes
     run_uuids: list = field(default_factory=list)
-    medians: list = field(default_factory=list)  # median of the run's process medians, seconds
-    lows: list = field(default_factory=list)  # lowest process median
-    highs: list = field(default_factory=list)  # highest process median
+    medians: list = field(default_factory=list)  # the run's median of its trial medians, seconds
+    lows: list = field(default_factory=list)  # lowest trial median
+    highs: list = field(default_factory=list)  # highest trial median
 
 
 @dataclass
@@ -782,45 +409,16 @@ class Trends:
         return git <= 30 * max(1, len(self.runs_per_host))
 
 
-def trial_medians(con: sqlite3.Connection, hosts: list[str]):
-    """(run_uuid, started_at, host, experiment, arm, median seconds) of every ok trial on
-    `hosts`. Medians computed here in one pass over the samples (the v_trial_medians view ranks
-    every sample of the file with a window function: slower on a year of history)."""
-    placeholders = ",".join("?" * len(hosts))
-    trials = con.execute(
-        f"""SELECT t.id, t.run_uuid, r.started_at, h.hostname, t.experiment, t.arm
-            FROM trials t JOIN runs r ON r.uuid = t.run_uuid JOIN hosts h ON h.id = r.host_id
-            WHERE t.status = 'ok' AND h.hostname IN ({placeholders})""",
-        hosts,
-    ).fetchall()
-    if not trials:
-        return []
-    data = np.array(
-        con.execute(
-            f"""SELECT s.trial_id, s.seconds FROM samples s JOIN trials t ON t.id = s.trial_id
-                JOIN runs r ON r.uuid = t.run_uuid JOIN hosts h ON h.id = r.host_id
-                WHERE t.status = 'ok' AND h.hostname IN ({placeholders})""",
-            hosts,
-        ).fetchall(),
-        dtype=float,
-    ).reshape(-1, 2)
-    order = np.lexsort((data[:, 1], data[:, 0]))
-    ids, seconds = data[order, 0].astype(np.int64), data[order, 1]
-    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-    counts = np.diff(np.r_[starts, len(ids)])
-    lower = seconds[starts + (counts - 1) // 2]
-    upper = seconds[starts + counts // 2]
-    medians = dict(zip(ids[starts].tolist(), (lower + (upper - lower) / 2).tolist()))
-    return [(run, when, host, x, arm, medians[i]) for i, run, when, host, x, arm in trials if i in medians]
-
-
 def table_columns(con: sqlite3.Connection, table: str) -> set:
     return {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
 
 
 MARKED_KINDS = ("regression", "step change")  # not 'stopped helping': no slowdown to mark
+OLD_SCHEMA_NOTE = ("this database has a schema version older than 3, from before tunebench stored effects: "
+                   "open it once with this tunebench (e.g. `tunebench show latest --db FILE`) to migrate it, "
+                   "which computes and stores the effects of every run (a backup is kept beside it)")
 SCHEMA_V1_NOTE = ("this database has schema version 1, from before calibrate and check: open it once "
-                  "with this tunebench (e.g. `tunebench show latest --db FILE`) to migrate it to version 2 "
+                  "with this tunebench (e.g. `tunebench show latest --db FILE`) to migrate it "
                   "(a backup is kept beside it)")
 
 
@@ -839,7 +437,6 @@ def regression_marks(con: sqlite3.Connection) -> tuple[set, str]:
         return marks, ("No regression is marked: `tunebench check` has stored no regression or step change "
                        "for these runs (run it after each run, as ci/nightly.sh does). Nothing here is flagged by eye.")
     return marks, f"{len(marks)} regression(s) and step change(s) found by `tunebench check` are marked ▼."
-
 
 @dataclass
 class NoiseFloor:
@@ -920,18 +517,24 @@ def load_check(con: sqlite3.Connection, run: RunInfo) -> Check:
 
 
 def compute_trends(con: sqlite3.Connection, runs: list[RunInfo], hosts: list[str]) -> Trends:
-    """Per experiment, arm and host: each run's median of process medians and their range."""
-    grouped: dict[tuple, list] = {}
-    for run_uuid, started, host, experiment, arm, value in trial_medians(con, hosts):
-        grouped.setdefault((experiment, arm, host, started, run_uuid), []).append(value)
+    """Per experiment, arm and host: each run's stored median of its trial medians and their
+    range (arm_summaries), oldest run first."""
     series: dict[tuple, TrendSeries] = {}
-    for (experiment, arm, host, started, run_uuid), values in sorted(grouped.items(), key=lambda kv: kv[0][3]):
-        s = series.setdefault((experiment, arm, host), TrendSeries(experiment, arm, host))
-        s.when.append(parse_time(started))
-        s.run_uuids.append(run_uuid)
-        s.medians.append(median(values))
-        s.lows.append(min(values))
-        s.highs.append(max(values))
+    if has_stored_effects(con) and hosts:
+        placeholders = ",".join("?" * len(hosts))
+        rows = con.execute(
+            f"""SELECT a.run_uuid, r.started_at, h.hostname, a.experiment, a.arm, a.trial_median_seconds,
+                       a.trial_median_low_seconds, a.trial_median_high_seconds
+                FROM arm_summaries a JOIN runs r ON r.uuid = a.run_uuid JOIN hosts h ON h.id = r.host_id
+                WHERE a.trial_median_seconds IS NOT NULL AND h.hostname IN ({placeholders})
+                ORDER BY r.started_at, r.rowid, a.position""", hosts).fetchall()
+        for run_uuid, started, host, experiment, arm, value, low, high in rows:
+            s = series.setdefault((experiment, arm, host), TrendSeries(experiment, arm, host))
+            s.when.append(parse_time(started))
+            s.run_uuids.append(run_uuid)
+            s.medians.append(value)
+            s.lows.append(low)
+            s.highs.append(high)
     by_experiment: dict[str, list] = {}
     for s in series.values():
         by_experiment.setdefault(s.experiment, []).append(s)
@@ -955,7 +558,7 @@ def compute_trends(con: sqlite3.Connection, runs: list[RunInfo], hosts: list[str
 
 
 # ============================================================================================
-# Compute: hosts side by side
+# Read: hosts side by side (stored arm summaries of each host's latest run)
 # ============================================================================================
 
 
@@ -964,7 +567,7 @@ class Throughput:
     workload: tuple  # (model, preset, mode, batch)
     host: str
     cores: int | None
-    items_per_second: float  # median over the default-settings trials of the host's latest run
+    items_per_second: float  # stored median over the ok trials of the default-settings arm
     trials: int
     run_uuid: str
     price: float | None
@@ -1001,16 +604,34 @@ def latest_run_per_host(runs: list[RunInfo], hosts: list[str]) -> dict[str, RunI
     return latest
 
 
+def stored_arms(con: sqlite3.Connection, run_uuid: str, knob: str | None = None) -> list[tuple]:
+    """(workload, settings, stored summary row) of each arm of a run with an ok trial: the
+    settings of its first trial, the summary tunebench stored (trials_ok, items_per_second,
+    trial_median_seconds)."""
+    if not has_stored_effects(con):
+        return []
+    knob_filter = " AND t.knob = ?" if knob else ""
+    rows = con.execute(
+        """SELECT t.model, t.preset, t.mode, t.batch, t.settings, a.trials_ok, a.items_per_second,
+                  a.trial_median_seconds
+           FROM arm_summaries a JOIN trials t ON t.id = (
+               SELECT MIN(id) FROM trials WHERE run_uuid = a.run_uuid AND experiment = a.experiment AND arm = a.arm)
+           WHERE a.run_uuid = ? AND a.trials_ok > 0""" + knob_filter + " ORDER BY a.position",
+        (run_uuid, knob) if knob else (run_uuid,)).fetchall()
+    return [((m, p, mo, b), _json_object(s), ok, ips, median) for m, p, mo, b, s, ok, ips, median in rows]
+
+
 def compute_throughput(con, runs: list[RunInfo], hosts: list[str], prices: dict) -> list[Throughput]:
+    """Per host and workload, the first arm of the host's latest run that ran with default
+    settings, with its stored median throughput."""
     results = []
     for host, run in latest_run_per_host(runs, hosts).items():
-        per_workload: dict[tuple, list] = {}
-        for trial in load_trials(con, [run.uuid]):
-            if trial.status == "ok" and trial.items_per_second and is_default_settings(trial.settings, run.cores):
-                key = (trial.model, trial.preset, trial.mode, trial.batch)
-                per_workload.setdefault(key, []).append(trial.items_per_second)
-        for key, values in per_workload.items():
-            results.append(Throughput(key, host, run.cores, median(values), len(values), run.uuid, prices.get(host)))
+        seen = set()
+        for workload, settings, ok, ips, _ in stored_arms(con, run.uuid):
+            if workload in seen or not ips or not is_default_settings(settings, run.cores):
+                continue
+            seen.add(workload)
+            results.append(Throughput(workload, host, run.cores, ips, ok, run.uuid, prices.get(host)))
     results.sort(key=lambda t: (t.workload, t.host))
     return results
 
@@ -1020,9 +641,14 @@ class ThreadPoint:
     workload: tuple
     host: str
     threads: int
-    median_seconds: float
+    median_seconds: float  # stored median of the arm's trial medians
     trials: int
     run_uuid: str
+
+
+def energy_columns(con: sqlite3.Connection) -> list[str]:
+    return [row[1] for row in con.execute("PRAGMA table_info(trials)")
+            if "energy" in row[1].lower() or "joule" in row[1].lower()]
 
 
 def compute_thread_sweep(con, runs: list[RunInfo], hosts: list[str]) -> list[ThreadPoint]:
@@ -1034,23 +660,16 @@ def compute_thread_sweep(con, runs: list[RunInfo], hosts: list[str]) -> list[Thr
     latest = latest_run_per_host([r for r in runs if r.uuid in with_sweep], hosts)
     points = []
     for host, run in latest.items():
-        groups: dict[tuple, list] = {}
-        for trial in load_trials(con, [run.uuid], knob="omp_threads"):
-            threads = trial.settings.get("omp_threads")
-            if trial.status != "ok" or not trial.samples or not isinstance(threads, int) or isinstance(threads, bool):
+        seen = set()
+        for workload, settings, ok, _, median in stored_arms(con, run.uuid, knob="omp_threads"):
+            threads = settings.get("omp_threads")
+            if median is None or not isinstance(threads, int) or isinstance(threads, bool):
                 continue
-            key = ((trial.model, trial.preset, trial.mode, trial.batch), threads)
-            groups.setdefault(key, []).append(median(trial.samples))
-        for (workload, threads), values in groups.items():
-            points.append(ThreadPoint(workload, host, threads, median(values), len(values), run.uuid))
+            if (workload, threads) not in seen:
+                seen.add((workload, threads))
+                points.append(ThreadPoint(workload, host, threads, median, ok, run.uuid))
     points.sort(key=lambda p: (p.workload, p.host, p.threads))
     return points
-
-
-def energy_columns(con: sqlite3.Connection) -> list[str]:
-    return [row[1] for row in con.execute("PRAGMA table_info(trials)")
-            if "energy" in row[1].lower() or "joule" in row[1].lower()]
-
 
 # ============================================================================================
 # Present: figures (matplotlib, Agg). Each returns PNG bytes.
@@ -1245,7 +864,7 @@ def plot_forest(experiments: list[Experiment], hostname: str) -> bytes | None:
             colour = VERDICT_COLOURS.get(e.verdict, "#555555")
             axes["text"].text(0.0, y, e.verdict.upper() if e.verdict in (HELPS, HURTS) else e.verdict,
                               color=colour, fontsize=9.5, fontweight="bold", va="center", ha="left")
-            numbers = format_effect(e.ratio, e.lo, e.hi, "").strip()
+            numbers = effect_text(e)
             axes["text"].text(0.43, y, f"{name} {numbers}", color="#333333", fontsize=8.5, va="center", ha="left")
             y += 0.24
         if not lines:
@@ -1274,15 +893,18 @@ def plot_factorial(f: Factorial) -> bytes:
     left.set_yticks(range(len(estimates)))
     left.tick_params(axis="y", labelleft=True)
     left.set_yticklabels(labels, fontsize=9)
-    # Interaction plot of the first two factors (averaged over any others on the log scale).
+    # Interaction plot of the first two factors: the stored medians of their four cells with any
+    # other factors off.
     a, b = f.factors[0], f.factors[1]
+
+    def cell_median(level_a: bool, level_b: bool) -> float:  # NaN (not drawn) for a missing cell
+        return next((m for _, lv, m, _ in f.cells if lv.get(a) == level_a and lv.get(b) == level_b
+                     and not any(on for k, on in lv.items() if k not in (a, b))), float("nan"))
+
+    lines = {level_b: [cell_median(level_a, level_b) for level_a in (False, True)] for level_b in (False, True)}
+    unit, scale = time_unit(min((y for ys in lines.values() for y in ys if math.isfinite(y)), default=1.0))
     for level_b, colour in ((False, ARM_COLOURS[0]), (True, ARM_COLOURS[1])):
-        ys = []
-        for level_a in (False, True):
-            logs = [math.log(m) for _, lv, m, _ in f.cells if lv.get(a) == level_a and lv.get(b) == level_b]
-            ys.append(math.exp(sum(logs) / len(logs)))
-        unit, scale = time_unit(min(ys))
-        right.plot([0, 1], [y * scale for y in ys], marker="o", color=colour, lw=2,
+        right.plot([0, 1], [y * scale for y in lines[level_b]], marker="o", color=colour, lw=2,
                    label=f"{short(b, 24)} {'on' if level_b else 'off'}")
     right.set_xticks([0, 1])
     right.set_xticklabels([f"{short(a, 24)} off", f"{short(a, 24)} on"])
@@ -1553,16 +1175,20 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
         return report
     report.details = load_run_details(con, report.run.uuid)
     report.check = load_check(con, report.run)
-    trials = load_trials(con, [report.run.uuid])
-    report.experiments = analyze_run(trials, report.details.claims)
+    report.experiments = load_experiments(con, report.run.uuid, report.details.claims)
     if not report.run.host_quiet:
         report.warnings.append("The host was not quiet when the run started ("
                                + "; ".join(report.details.host_warnings or ["no details"])
                                + "): intervals may be wider and effects noisier.")
     if report.run.status != "completed":
         report.warnings.append(f"The run's status is '{report.run.status}'.")
-    if not trials:
+    if not report.experiments:  # experiments come from the run's trials
         report.lack("claims", "The selected run has no trials: nothing to compare with the claims.")
+    elif not has_stored_effects(con):
+        for section in ("claims", "factorial", "trends", "hosts"):
+            report.lack(section, "Effects are not shown: " + OLD_SCHEMA_NOTE + ".")
+    elif report.run.status == "running":
+        report.lack("claims", "The run is still running: tunebench stores its effects when it finishes.")
     elif not any(x.effects for x in report.experiments):
         report.lack("claims", "No experiment of the selected run has a valid trial in both arms: no effect computed.")
     reasons: dict[str, int] = {}  # "failed: why" -> trials
@@ -1582,7 +1208,7 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
         if x.is_aa and any(e.verdict in (HELPS, HURTS) for e in x.effects):
             report.warnings.append(f"The A/A control {x.name} shows a measurable effect between identical "
                                    "arms: on this host the intervals are too narrow; distrust small effects.")
-    report.factorials = [analyze_factorial(x) for x in report.experiments if x.knob == "factorial" and x.effects]
+    report.factorials = [factorial_of(x) for x in report.experiments if x.knob == "factorial" and x.effects]
     if not report.factorials:
         report.lack("factorial", 'The selected run has no factorial experiment (a suite entry with '
                                  '"factorial": [knob, knob]).')
@@ -1649,7 +1275,9 @@ def verdict_class(verdict: str) -> str:
 
 
 def effect_text(e) -> str:
-    return format_effect(e.ratio, e.lo, e.hi, "").strip()
+    """The ratio and interval of a stored effect as tunebench printed them, without the verdict."""
+    text = e.text or ""
+    return text[: -len(e.verdict)].strip() if e.verdict and text.endswith(e.verdict) else text.strip()
 
 
 CSS = """
@@ -1906,7 +1534,7 @@ def factorial_table_html(f: Factorial) -> str:
         for e in estimates:
             cls = verdict_class(e.verdict) if kind == "main effect" else ("hurts" if e.verdict == "interact" else "none")
             rows.append(f"<tr><td>{kind}: {esc(e.label)}</td>"
-                        f"<td class=\"num\">{esc(format_effect(e.ratio, e.lo, e.hi, '').strip())}</td>"
+                        f"<td class=\"num\">{esc(effect_text(e))}</td>"
                         f'<td class="verdict"><span class="chip {cls}">{esc(e.verdict)}</span></td></tr>')
     rows.append("</table><p class=\"meta\">Main effect: geometric mean of the cells with the factor on ÷ "
                 "with it off. Interaction: (AB · base) ÷ (A · B) of the cell medians; 1 means the two "
@@ -1941,8 +1569,9 @@ def throughput_table_html(report: Report) -> str:
                     f"<td class=\"num\">{esc(t.cores)}</td><td class=\"num\">{t.items_per_second:.4g}</td>"
                     f"<td class=\"num\">{esc(f'{t.per_core:.4g}') if t.per_core else ''}</td>{price_cells}"
                     f"<td class=\"num\">{t.trials}</td><td><code>{esc(t.run_uuid[:8])}</code></td></tr>")
-    rows.append("</table><p class=\"meta\">Median items per second of the trials that ran with default settings "
-                "(every knob off, the glibc allocator, one thread per core) in each host's latest run.</p>")
+    rows.append("</table><p class=\"meta\">Median items per second, as tunebench stored it, of the first arm that ran "
+                "with default settings (every knob off, the glibc allocator, one thread per core) in each host's "
+                "latest run.</p>")
     return "".join(rows)
 
 

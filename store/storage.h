@@ -1,11 +1,15 @@
 // The results database: one SQLite file (results/tunebench.sqlite by default) holding every run,
-// its host and software fingerprints, every trial's settings and every sample. The schema and
+// its host and software fingerprints, every trial's settings and every sample, and what analysis
+// computed from them (effects, arm summaries), check found and calibrate measured. The schema and
 // its views are documented in results/README.md; PRAGMA user_version is the schema version.
-// No torch.
+// Split by concern: database.cpp (open, refuse, back up, migrate), schema.cpp (the DDL of every
+// version), runs.cpp, trials.cpp (the column list, trial_columns.h), calibration.cpp (noise
+// floors, findings), merge.cpp, effects.cpp. No torch.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -20,9 +24,9 @@ class Database;
 
 namespace tunebench::storage {
 
-// The schema this build writes and the newest it reads. Bump it together with a new entry in
-// the migration list in storage.cpp and a note in results/README.md.
-constexpr int kSchemaVersion = 2;
+// The schema this build writes and the newest it reads. Bump it together with a new step in
+// schema.cpp's migration() and a note in results/README.md.
+constexpr int kSchemaVersion = 3;
 
 // Anything the database refused. sqlite_code() is SQLite's primary result code (e.g. 19,
 // SQLITE_CONSTRAINT) where the error came from SQLite, 0 where it did not.
@@ -64,9 +68,11 @@ class Database {
   int64_t store_trial(const std::string& run_uuid, const TrialSpec& spec,
                       const TrialResult& result);
   // status: "completed", "completed with failures", "interrupted", "failed"; ended_at ISO 8601 UTC.
+  // Then stores the run's effects and arm summaries (through the effects writer, below).
   void finish_run(const std::string& run_uuid, const std::string& status,
                   const std::string& ended_at);
-  // Marks a run "running" again (ended_at cleared) for `tunebench run --resume`.
+  // Marks a run "running" again (ended_at cleared, stored effects removed until it finishes) for
+  // `tunebench run --resume`.
   void reopen_run(const std::string& run_uuid);
 
   std::optional<std::string> latest_run_uuid() const;  // by started_at then insertion order
@@ -114,13 +120,55 @@ class Database {
                       const std::vector<Finding>& findings);
   std::vector<Finding> findings(const std::string& run_uuid) const;
 
+  // What analysis computed for a finished run (schema version 3): per arm its summary, and the
+  // effects with their intervals and verdicts, in the order `tunebench show` prints them.
+  struct ArmSummary {
+    std::string experiment, arm;
+    int ok = 0, failed = 0, invalid = 0;
+    int64_t samples = 0;  // pooled samples of the ok trials
+    // Of the pooled samples, in seconds per iteration; NaN (NULL) without an ok trial.
+    double median_seconds = NAN, mad_seconds = NAN, cv = NAN;
+    // Median, lowest and highest of the ok trials' own medians (trends, thread sweeps).
+    double trial_median_seconds = NAN, trial_median_low_seconds = NAN,
+           trial_median_high_seconds = NAN;
+    // Medians over the ok trials.
+    double peak_rss_bytes = NAN, probe_seconds = NAN, page_faults_per_iteration = NAN,
+           items_per_second = NAN;
+  };
+  struct StoredEffect {
+    std::string experiment;
+    std::string kind;      // "effect", "main effect", "interaction", "none" (none computed)
+    std::string metric;    // "time", "peak memory", "peak RSS"
+    std::string compared;  // "on vs off", "CELL vs BASE", "main effect of X", "interaction X x Y"
+    double ratio = NAN, lo = NAN, hi = NAN;  // NaN stored as NULL
+    double confidence = 0;
+    int resamples = 0;
+    std::string verdict;  // stats::to_string of the verdict; "" for kind "none"
+    std::string note;     // caveats; for kind "none", why no effect was computed
+    std::string text;     // stats::format_effect: "0.62x [0.58, 0.66] helps"; "" for "none"
+  };
+  struct RunEffects {
+    std::vector<ArmSummary> arms;
+    std::vector<StoredEffect> effects;
+    bool empty() const { return arms.empty() && effects.empty(); }
+  };
+  // Replaces the run's stored effects and summaries (one transaction, or the caller's).
+  void store_effects(const std::string& run_uuid, const RunEffects& effects);
+  RunEffects effects(const std::string& run_uuid) const;  // empty when none are stored
+
+  // Computes and stores a run's effects: analysis registers it (analysis/effects.cpp), so that
+  // the store, which must not depend on analysis, can have effects computed where runs become
+  // final: finish_run, the migration to version 3 and merge_from. Without one nothing is stored.
+  using EffectsWriter = void (*)(Database& db, const std::string& run_uuid);
+  static void set_effects_writer(EffectsWriter writer);
+
   // Imports the runs of another tunebench database (another machine's) into this one, in one
   // transaction: runs whose uuid is already here are skipped (importing twice stores once),
   // runs still "running" there are skipped, hosts and software keep their fingerprints (so
   // different machines stay distinct), noise floors absent here and the findings of imported
-  // runs come along. The other file is opened read-only and never modified; a newer schema, a
-  // file that is not SQLite or not tunebench's, or this same file → StorageError, nothing
-  // imported.
+  // runs come along, and imported runs get their effects. The other file is opened read-only and
+  // never modified; a newer schema, a file that is not SQLite or not tunebench's, or this same file
+  // → StorageError, nothing imported.
   struct MergeResult {
     std::vector<std::string> imported, already_here, still_running;
     int hosts_added = 0;
@@ -132,11 +180,23 @@ class Database {
   const SQLite::Database& connection() const { return *db_; }
 
  private:
+  void write_effects(const std::string& run_uuid);
+
   std::string path_;
   std::unique_ptr<SQLite::Database> db_;
   int migrated_from_ = 0;
   std::string backup_path_;
 };
+
+// Stores finished runs given as records, one JSON object a line:
+//   {"run": {uuid, suite_name, suite_hash, suite, label, git_revision, command_line, started_at,
+//            host, software, host_state, host_quiet},
+//    "status": "completed", "ended_at": "…", "trials": [{"spec": {…}, "result": {…}}, …]}
+// (specs and results as core/records.h writes them). Each run is stored as a run that ran here
+// would be: begin_run, store_trial, finish_run, so it gets its effects. Returns the runs stored.
+// Used by reports/generate_history.py (through `tunebench import`) to make synthetic histories
+// without a copy of the schema. A malformed line → StorageError naming its number.
+int import_records(Database& db, std::istream& lines);
 
 // Resolves "latest" or a uuid prefix (at least 4 characters, unique) to a full run uuid;
 // StorageError listing the candidates otherwise.

@@ -1,5 +1,6 @@
 // Tests of harness/stats: hand-computed summaries, and effects on simulated arms whose truth is
 // known (a 2x speedup, A/A, between-process offsets).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "analysis/effects.h"
 #include "analysis/stats.h"
 
 namespace tunebench::stats {
@@ -357,6 +359,50 @@ TEST(StatsContrast, FactorialMainEffectsAndInteractionFromKnownCells) {
   const Effect direct = effect(cell(100), cell(50));
   EXPECT_NEAR(two.ratio, direct.ratio, 1e-12);
   EXPECT_THROW(contrast({cell(1)}, {1, 2}), std::invalid_argument);
+}
+
+// analysis::factorial_effects, the contrasts a factorial run stores, on a 2^3 experiment with a
+// known answer: cell medians 100 · 0.5^a · 0.8^b · 0.9^c, times 1.2 where a and b are both on
+// (zero spread, so every contrast is exact). Main effect of a: the geometric mean of its ratios,
+// 0.5 · √1.2; of b: 0.8 · √1.2; of c: 0.9. Interaction a × b: 1.2; a × c and b × c: 1.
+TEST(StatsContrast, FactorialEffectsOfThreeFactorsFromKnownCells) {
+  std::vector<std::string> cells;
+  std::vector<Groups> groups;
+  for (int a = 0; a < 2; ++a) {
+    for (int b = 0; b < 2; ++b) {
+      for (int c = 0; c < 2; ++c) {
+        cells.push_back(
+            fmt::format("a={},b={},c={}", a ? "on" : "off", b ? "on" : "off", c ? "on" : "off"));
+        const double m =
+            100 * std::pow(0.5, a) * std::pow(0.8, b) * std::pow(0.9, c) * (a && b ? 1.2 : 1.0);
+        groups.push_back({{m, m}, {m, m}});
+      }
+    }
+  }
+  const auto effects = analysis::factorial_effects(cells, groups);
+  ASSERT_EQ(effects.size(), 6u);  // 3 main effects, 3 interactions
+  const std::vector<std::pair<std::string, double>> want{{"main effect of a", 0.5 * std::sqrt(1.2)},
+                                                         {"main effect of b", 0.8 * std::sqrt(1.2)},
+                                                         {"main effect of c", 0.9},
+                                                         {"interaction a x b", 1.2},
+                                                         {"interaction a x c", 1.0},
+                                                         {"interaction b x c", 1.0}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(want[i].first);
+    EXPECT_EQ(effects[i].compared, want[i].first);
+    EXPECT_EQ(effects[i].metric, "time");
+    EXPECT_NEAR(effects[i].effect.ratio, want[i].second, 1e-12);
+    EXPECT_NEAR(effects[i].effect.lo, want[i].second, 1e-12);  // zero spread: collapsed
+    EXPECT_NEAR(effects[i].effect.hi, want[i].second, 1e-12);
+  }
+  EXPECT_EQ(effects[3].effect.verdict, Verdict::hurts);  // together they do worse
+  EXPECT_EQ(effects[0].effect.verdict, Verdict::helps);
+  // Not all 2^k cells, or a cell without samples: no contrasts.
+  EXPECT_TRUE(
+      analysis::factorial_effects({cells[0], cells[1], cells[2]}, {groups[0], groups[1], groups[2]})
+          .empty());
+  groups[5].clear();
+  EXPECT_TRUE(analysis::factorial_effects(cells, groups).empty());
 }
 
 }  // namespace

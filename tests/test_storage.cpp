@@ -11,8 +11,11 @@
 #include <iterator>
 #include <limits>
 #include <random>
+#include <sstream>
 
+#include "analysis/effects.h"
 #include "store/storage.h"
+#include "store/trial_columns.h"
 
 namespace tunebench::storage {
 namespace {
@@ -377,8 +380,15 @@ TEST_F(StorageTest, StorageRefusesSomeoneElsesDatabase) {
   EXPECT_EQ(db.schema_version(), kSchemaVersion);
 }
 
+// Turns a current file into what schema version 2 wrote: the same tables without version 3's.
+void downgrade_to_v2(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  raw.exec("DROP TABLE effects; DROP TABLE arm_summaries; PRAGMA user_version = 2;");
+}
+
 // Turns a current file into what schema version 1 wrote: the same tables without version 2's.
 void downgrade_to_v1(const std::string& path) {
+  downgrade_to_v2(path);
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   raw.exec("DROP TABLE regressions; DROP TABLE noise_floors; PRAGMA user_version = 1;");
 }
@@ -547,6 +557,12 @@ TEST_F(StorageTest, StorageMergeImportsEachRunOnceAndKeepsHostsApart) {
   EXPECT_EQ(trials[2].result.status, "failed");
   EXPECT_EQ(here.findings(theirs.uuid).size(), 1u);
   EXPECT_EQ(count(here, "hosts"), 2);
+  // The merged run has its effects, the ones the other file stored for it.
+  const auto merged_effects = here.effects(theirs.uuid);
+  ASSERT_FALSE(merged_effects.empty());
+  EXPECT_EQ(merged_effects.arms.size(), 2u);
+  EXPECT_EQ(merged_effects.effects.size(),
+            Database(other_path).effects(theirs.uuid).effects.size());
 
   // Importing the same file again stores nothing twice.
   result = here.merge_from(other_path);
@@ -685,6 +701,234 @@ TEST_F(StorageTest, StorageViewsAnswerCommonQuestions) {
   }
   EXPECT_EQ(seconds, (std::vector<double>{0.5, 0.1, 0.3}));
   EXPECT_EQ(count(db, "v_samples"), 8);
+}
+
+// A column added to the list appears in CREATE, INSERT and SELECT, and round-trips through a
+// table made from the list: nothing else has to change.
+TEST_F(StorageTest, StorageTrialColumnListDrivesCreateInsertSelect) {
+  std::vector<TrialColumn> columns = trial_columns();
+  EXPECT_EQ(columns.size(), 27u);
+  columns.push_back({"energy_joules", "REAL", 4,
+                     [](SQLite::Statement& st, const char* p, const TrialRow& row) {
+                       st.bind(p, row.result.evidence.value("energy_joules", 0.0));
+                     },
+                     [](const SQLite::Column& c, Database::StoredTrial& t) {
+                       t.result.evidence["energy_joules"] = c.getDouble();
+                     }});
+  EXPECT_EQ(trials_create_sql(columns, 3).find("energy_joules"), std::string::npos);
+  const std::string create = trials_create_sql(columns, 4);
+  EXPECT_NE(create.find("  energy_joules REAL,\n"), std::string::npos) << create;
+  EXPECT_EQ(trials_add_columns_sql(columns, 4),
+            "ALTER TABLE trials ADD COLUMN energy_joules REAL;\n");
+  const std::string insert = trials_insert_sql(columns);
+  EXPECT_NE(insert.find(", energy_joules)"), std::string::npos) << insert;
+  EXPECT_NE(insert.find(", :energy_joules)"), std::string::npos) << insert;
+  EXPECT_NE(trials_select_sql(columns).find(", energy_joules FROM trials"), std::string::npos);
+
+  SQLite::Database raw(":memory:", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  raw.exec(create);
+  const std::string uuid = "cccc0001-0000-4000-8000-000000000001";
+  const TrialSpec spec = make_spec(uuid, 3, "on");
+  TrialResult result = make_result("ok", {});
+  result.evidence["energy_joules"] = 12.5;
+  SQLite::Statement st(raw, insert);
+  bind_trial(st, columns, {uuid, spec, result});
+  st.exec();
+  SQLite::Statement select(raw, trials_select_sql(columns));
+  select.bind(":run_uuid", uuid);
+  ASSERT_TRUE(select.executeStep());
+  const Database::StoredTrial back = read_trial(select, columns);
+  EXPECT_EQ(back.result.evidence["energy_joules"], 12.5);
+  EXPECT_EQ(to_json(back.spec), to_json(spec));
+  EXPECT_EQ(back.result.status, "ok");
+  EXPECT_EQ(back.result.peak_rss_bytes, result.peak_rss_bytes);
+  // The database's own table has exactly the list's columns, in order, after its id.
+  Database db(db_path());
+  SQLite::Statement info(db.connection(), "PRAGMA table_info(trials)");
+  std::vector<std::string> names;
+  while (info.executeStep()) names.push_back(info.getColumn(1).getString());
+  ASSERT_EQ(names.size(), trial_columns().size() + 1);
+  EXPECT_EQ(names[0], "id");
+  for (size_t i = 0; i < trial_columns().size(); ++i)
+    EXPECT_EQ(names[i + 1], trial_columns()[i].name);
+}
+
+void store_two_arms(Database& db, const RunRecord& run) {
+  db.begin_run(run);
+  for (int t = 0; t < 6; ++t) {
+    const bool on = t % 2;
+    const double base = on ? 0.5 : 1.0;
+    db.store_trial(
+        run.uuid, make_spec(run.uuid, t, on ? "on" : "off"),
+        make_result("ok", {base * (1 + 0.01 * t), base * (1.02 + 0.01 * t), base * 0.99}));
+  }
+}
+
+// Runs of a version-2 file get their effects when it is migrated to version 3, after a backup
+// copy of the file as it was.
+TEST_F(StorageTest, StorageMigratesVersion2WithEffectsOfOldRuns) {
+  const std::string path = db_path("v2.sqlite");
+  const RunRecord done = make_run("dddd0001-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  const RunRecord running =
+      make_run("dddd0002-0000-4000-8000-000000000001", "2024-05-02T10:00:00Z");
+  {
+    Database db(path);
+    store_two_arms(db, done);
+    db.finish_run(done.uuid, "completed", "2024-05-01T10:05:00Z");
+    store_two_arms(db, running);
+  }
+  downgrade_to_v2(path);
+  {
+    Database db(path);
+    EXPECT_EQ(db.schema_version(), 3);
+    EXPECT_EQ(db.migrated_from(), 2);
+    EXPECT_EQ(db.backup_path(), path + ".schema-v2.bak");
+    const auto stored = db.effects(done.uuid);
+    ASSERT_EQ(stored.arms.size(), 2u);
+    ASSERT_EQ(stored.effects.size(), 2u);  // no_grad: time, and peak memory (a memory knob)
+    const auto expected = analysis::to_stored(analysis::compute_report(db, done.uuid));
+    ASSERT_EQ(expected.effects.size(), stored.effects.size());
+    EXPECT_EQ(stored.effects[0].compared, "on vs off");
+    EXPECT_EQ(stored.effects[0].kind, "effect");
+    EXPECT_DOUBLE_EQ(stored.effects[0].ratio, expected.effects[0].ratio);
+    EXPECT_DOUBLE_EQ(stored.effects[0].lo, expected.effects[0].lo);
+    EXPECT_DOUBLE_EQ(stored.effects[0].hi, expected.effects[0].hi);
+    EXPECT_EQ(stored.effects[0].verdict, "helps");
+    EXPECT_EQ(stored.arms[0].arm, "off");
+    EXPECT_EQ(stored.arms[0].ok, 3);
+    EXPECT_EQ(stored.arms[0].samples, 9);
+    EXPECT_DOUBLE_EQ(stored.arms[1].median_seconds, expected.arms[1].median_seconds);
+    // A run still running has none stored until it finishes.
+    EXPECT_TRUE(db.effects(running.uuid).empty());
+    db.finish_run(running.uuid, "interrupted", "2024-05-02T10:05:00Z");
+    EXPECT_EQ(db.effects(running.uuid).effects.size(), 2u);
+    db.reopen_run(running.uuid);
+    EXPECT_TRUE(db.effects(running.uuid).empty());
+  }
+  SQLite::Database backup(path + ".schema-v2.bak", SQLite::OPEN_READONLY);
+  EXPECT_EQ(backup.execAndGet("PRAGMA user_version").getInt(), 2);
+  EXPECT_FALSE(has_table(backup, "effects"));
+  EXPECT_EQ(backup.execAndGet("SELECT COUNT(*) FROM trials").getInt(), 12);
+}
+
+// Version 1 migrates through 2 to 3, and its finished runs get effects too.
+TEST_F(StorageTest, StorageMigratesVersion1ThroughVersion2WithEffects) {
+  const std::string path = db_path("v1-effects.sqlite");
+  const RunRecord done = make_run("dddd0003-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  {
+    Database db(path);
+    store_two_arms(db, done);
+    db.finish_run(done.uuid, "completed", "2024-05-01T10:05:00Z");
+  }
+  downgrade_to_v1(path);
+  Database db(path);
+  EXPECT_EQ(db.migrated_from(), 1);
+  EXPECT_TRUE(fs::exists(path + ".schema-v1.bak"));
+  EXPECT_TRUE(has_table(db.connection(), "noise_floors"));
+  EXPECT_EQ(db.effects(done.uuid).arms.size(), 2u);
+  EXPECT_EQ(db.effects(done.uuid).effects.size(), 2u);
+}
+
+// A factorial run stores its main effects and interaction (known answer: zero spread in every
+// cell, so each contrast is exact and its interval collapses onto it).
+TEST_F(StorageTest, StorageKeepsFactorialContrastsOfARun) {
+  Database db(db_path());
+  const RunRecord run = make_run("ffff0001-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  db.begin_run(run);
+  const std::vector<std::pair<std::string, double>> cells{
+      {"a=off,b=off", 100}, {"a=off,b=on", 80}, {"a=on,b=off", 50}, {"a=on,b=on", 25}};
+  int sequence = 0;
+  for (int process = 0; process < 2; ++process) {
+    for (const auto& [arm, m] : cells) {
+      TrialSpec spec = make_spec(run.uuid, sequence++, arm);
+      spec.experiment = "a+b";
+      spec.knob = "factorial";
+      db.store_trial(run.uuid, spec, make_result("ok", {m, m, m}));
+    }
+  }
+  db.finish_run(run.uuid, "completed", "2024-05-01T10:05:00Z");
+  std::map<std::string, Database::StoredEffect> by_compared;
+  for (const auto& e : db.effects(run.uuid).effects) by_compared[e.compared] = e;
+  ASSERT_TRUE(by_compared.count("main effect of a"));
+  ASSERT_TRUE(by_compared.count("main effect of b"));
+  ASSERT_TRUE(by_compared.count("interaction a x b"));
+  EXPECT_EQ(by_compared["main effect of a"].kind, "main effect");
+  EXPECT_NEAR(by_compared["main effect of a"].ratio, std::sqrt(0.5 * 25.0 / 80.0), 1e-12);
+  EXPECT_NEAR(by_compared["main effect of b"].ratio, std::sqrt(0.8 * 0.5), 1e-12);
+  EXPECT_EQ(by_compared["interaction a x b"].kind, "interaction");
+  EXPECT_NEAR(by_compared["interaction a x b"].ratio, 25.0 * 100 / (50.0 * 80), 1e-12);
+  EXPECT_NEAR(by_compared["interaction a x b"].lo, 0.625, 1e-12);
+  EXPECT_EQ(by_compared["interaction a x b"].verdict, "helps");
+  EXPECT_NEAR(by_compared["a=on,b=on vs a=off,b=off"].ratio, 0.25, 1e-12);
+  // show reads these rows: the same numbers.
+  const auto report = analysis::analyze(db, run.uuid);
+  ASSERT_EQ(report.experiments.size(), 1u);
+  EXPECT_EQ(report.experiments[0].effects.size(), by_compared.size());
+}
+
+// `tunebench import`: run records become finished runs with their effects; a bad line is refused
+// with its number.
+TEST_F(StorageTest, StorageImportsRunRecordsAsFinishedRuns) {
+  Database db(db_path());
+  const RunRecord run = make_run("abab0001-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  json trials = json::array();
+  for (int t = 0; t < 4; ++t) {
+    trials.push_back(
+        {{"spec", to_json(make_spec(run.uuid, t, t % 2 ? "on" : "off"))},
+         {"result", to_json(make_result("ok", {0.1 * (t % 2 + 1), 0.11 * (t % 2 + 1)}))}});
+  }
+  const json record = {{"run",
+                        {{"uuid", run.uuid},
+                         {"suite_name", run.suite_name},
+                         {"suite_hash", run.suite_hash},
+                         {"suite", run.suite},
+                         {"label", run.label},
+                         {"git_revision", run.git_revision},
+                         {"command_line", run.command_line},
+                         {"started_at", run.started_at},
+                         {"host", run.host},
+                         {"software", run.software},
+                         {"host_state", run.host_state},
+                         {"host_quiet", run.host_quiet}}},
+                       {"status", "completed"},
+                       {"ended_at", "2024-05-01T10:05:00Z"},
+                       {"trials", trials}};
+  std::istringstream lines(record.dump() + "\n\n");
+  EXPECT_EQ(import_records(db, lines), 1);
+  EXPECT_EQ(db.run(run.uuid).status, "completed");
+  EXPECT_EQ(db.run(run.uuid).record.host, run.host);
+  ASSERT_EQ(db.trials(run.uuid).size(), 4u);
+  EXPECT_EQ(db.trials(run.uuid)[3].result.sample_seconds, (std::vector<double>{0.2, 0.22}));
+  EXPECT_EQ(db.effects(run.uuid).arms.size(), 2u);
+  EXPECT_FALSE(db.effects(run.uuid).effects.empty());
+  std::istringstream bad("\n{\"run\": {}}\n");
+  try {
+    import_records(db, bad);
+    FAIL() << "a malformed record was stored";
+  } catch (const StorageError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(count(db, "runs"), 1);
+}
+
+// A run whose samples the statistics refuse (an off arm with a zero median) still finishes, and a
+// file holding one still migrates: that run keeps no stored numbers.
+TEST_F(StorageTest, StorageFinishesARunWhoseEffectsCannotBeComputed) {
+  const std::string path = db_path("zero.sqlite");
+  const RunRecord run = make_run("abab0002-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  {
+    Database db(path);
+    db.begin_run(run);
+    db.store_trial(run.uuid, make_spec(run.uuid, 0, "off"), make_result("ok", {0.0, 0.0}));
+    db.store_trial(run.uuid, make_spec(run.uuid, 1, "on"), make_result("ok", {0.1, 0.2}));
+    EXPECT_NO_THROW(db.finish_run(run.uuid, "completed", "2024-05-01T10:05:00Z"));
+    EXPECT_EQ(db.run(run.uuid).status, "completed");
+    EXPECT_TRUE(db.effects(run.uuid).empty());
+  }
+  downgrade_to_v2(path);
+  Database db(path);
+  EXPECT_EQ(db.migrated_from(), 2);
+  EXPECT_TRUE(db.effects(run.uuid).empty());
 }
 
 }  // namespace

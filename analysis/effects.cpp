@@ -1,0 +1,324 @@
+#include "analysis/effects.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "knobs/knobs.h"
+
+namespace tunebench::analysis {
+
+using nlohmann::json;
+using Stored = storage::Database;
+
+namespace {
+
+const std::string kTensorPeakNote =
+    "peak CPU tensor memory of one step, from the allocator's reports; peak RSS below";
+
+// "channels_last=on,no_grad=off" → {{"channels_last", true}, {"no_grad", false}}.
+std::vector<std::pair<std::string, bool>> factors_of(const std::string& arm) {
+  std::vector<std::pair<std::string, bool>> out;
+  size_t start = 0;
+  while (start < arm.size()) {
+    size_t comma = arm.find(',', start);
+    if (comma == std::string::npos) comma = arm.size();
+    const std::string part = arm.substr(start, comma - start);
+    const size_t eq = part.find('=');
+    if (eq != std::string::npos) out.emplace_back(part.substr(0, eq), part.substr(eq + 1) == "on");
+    start = comma + 1;
+  }
+  return out;
+}
+
+// One experiment's ok samples, by arm, grouped by process.
+struct Samples {
+  std::map<std::string, stats::Groups> time, memory, tensor;
+  std::map<std::string, std::vector<double>> rss, probes, faults, ips, trial_medians;
+};
+
+void add_trial(ExperimentReport& x, std::map<std::string, size_t>& arm_index, Samples& s,
+               const storage::Database::StoredTrial& t) {
+  const std::string& arm = t.spec.arm;
+  if (!arm_index.count(arm)) {
+    arm_index[arm] = x.arms.size();
+    x.arms.push_back({});
+    x.arms.back().arm = arm;
+  }
+  ArmReport& a = x.arms[arm_index[arm]];
+  const auto& r = t.result;
+  if (r.status != "ok") {
+    (r.status == "failed" ? a.failed : a.invalid)++;
+    a.problems.push_back(
+        fmt::format("process {}: {}: {}", t.spec.process_index, r.status, r.error));
+    return;
+  }
+  ++a.ok;
+  if (a.evidence.is_null()) a.evidence = r.evidence;
+  s.time[arm].push_back(r.sample_seconds);
+  s.memory[arm].push_back({double(r.peak_rss_bytes)});
+  // The peak of CPU tensor memory in one step (exec_steps.h): exact where RSS is blurred by
+  // LibTorch itself and the allocator's caches.
+  if (r.evidence.contains("tensor_peak_bytes"))
+    s.tensor[arm].push_back({r.evidence["tensor_peak_bytes"].get<double>()});
+  s.rss[arm].push_back(double(r.peak_rss_bytes));
+  s.probes[arm].push_back(r.probe_seconds);
+  s.faults[arm].push_back(r.page_faults_per_iteration);
+  s.ips[arm].push_back(r.items_per_second);
+  if (!r.sample_seconds.empty()) s.trial_medians[arm].push_back(stats::median(r.sample_seconds));
+}
+
+void summarise_arms(ExperimentReport& x, Samples& s) {
+  for (ArmReport& a : x.arms) {
+    if (a.ok == 0) continue;
+    std::vector<double> all;
+    for (const auto& g : s.time[a.arm]) all.insert(all.end(), g.begin(), g.end());
+    if (!all.empty()) a.time = stats::summarize(all);
+    a.peak_rss_bytes = stats::median(s.rss[a.arm]);
+    a.probe_seconds = stats::median(s.probes[a.arm]);
+    a.page_faults_per_iteration = stats::median(s.faults[a.arm]);
+    a.items_per_second = stats::median(s.ips[a.arm]);
+    const auto& medians = s.trial_medians[a.arm];
+    if (!medians.empty()) {
+      a.trial_median_seconds = stats::median(medians);
+      a.trial_median_low_seconds = *std::min_element(medians.begin(), medians.end());
+      a.trial_median_high_seconds = *std::max_element(medians.begin(), medians.end());
+    }
+  }
+}
+
+const ArmReport* find_arm(const ExperimentReport& x, const std::string& arm) {
+  for (const auto& a : x.arms) {
+    if (a.arm == arm) return &a;
+  }
+  return nullptr;
+}
+
+// The effects of switching from arm `off` to arm `on`: time, and peak memory for memory knobs.
+void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const std::string& on,
+                 const std::string& compared) {
+  const ArmReport& a_off = *find_arm(x, off);
+  const ArmReport& a_on = *find_arm(x, on);
+  if (a_off.ok == 0 || a_on.ok == 0) {
+    x.problem = "no valid trial in arm " + (a_off.ok == 0 ? off : on) + ": no effect computed";
+    return;
+  }
+  x.effects.push_back({"time", compared, stats::effect(s.time[off], s.time[on])});
+  const knobs::Knob* knob = knobs::find(x.knob);
+  if (!knob || !knob->memory_effect) return;
+  // Peak memory is the tensor peak where every trial measured it, with peak RSS beside it; RSS
+  // alone otherwise.
+  if (s.tensor[off].size() == size_t(a_off.ok) && s.tensor[on].size() == size_t(a_on.ok)) {
+    stats::Effect tensor = stats::effect(s.tensor[off], s.tensor[on]);
+    tensor.note = kTensorPeakNote + (tensor.note.empty() ? "" : "; " + tensor.note);
+    x.effects.push_back({"peak memory", compared, tensor});
+    x.effects.push_back({"peak RSS", compared, stats::effect(s.memory[off], s.memory[on])});
+  } else {
+    x.effects.push_back({"peak memory", compared, stats::effect(s.memory[off], s.memory[on])});
+  }
+}
+
+void compute_effects(ExperimentReport& x, Samples& s) {
+  if (x.knob == "factorial") {
+    const std::string base = x.arms.front().arm;  // the all-off cell comes first
+    std::vector<std::string> cells;
+    std::vector<stats::Groups> groups;
+    for (const auto& a : x.arms) {
+      if (a.arm != base) add_effects(x, s, base, a.arm, a.arm + " vs " + base);
+      cells.push_back(a.arm);
+      groups.push_back(s.time[a.arm]);
+    }
+    for (auto& e : factorial_effects(cells, groups)) x.effects.push_back(std::move(e));
+  } else if (find_arm(x, "off") && find_arm(x, "on")) {
+    add_effects(x, s, "off", "on", "on vs off");
+  } else {
+    x.problem = "an arm has no trials";
+  }
+}
+
+// The run's experiments and arms from its trials (first-seen order), with counts, evidence and
+// problems; with `numbers`, also each arm's summary and the effects.
+RunReport collect(const storage::Database& db, const std::string& run_uuid, bool numbers) {
+  RunReport report;
+  report.run = db.run(run_uuid);
+  report.not_applicable = report.run.record.suite.value("not_applicable", json::array());
+  report.floors = db.noise_floors(run_uuid);
+  report.findings = db.findings(run_uuid);
+  std::map<std::string, size_t> experiment_index;
+  std::vector<std::map<std::string, size_t>> arm_index;
+  std::vector<Samples> samples;
+  for (const auto& t : db.trials(run_uuid)) {
+    if (!experiment_index.count(t.spec.experiment)) {
+      experiment_index[t.spec.experiment] = report.experiments.size();
+      ExperimentReport x;
+      x.name = t.spec.experiment;
+      x.knob = t.spec.knob;
+      x.model = t.spec.model.model;
+      x.preset = t.spec.model.preset;
+      x.mode = to_string(t.spec.mode);
+      x.batch = t.spec.batch;
+      if (const knobs::Knob* k = knobs::find(t.spec.knob)) {
+        x.claim = k->claim;
+        x.false_claim = k->false_claim;
+      }
+      report.experiments.push_back(std::move(x));
+      arm_index.emplace_back();
+      samples.emplace_back();
+    }
+    const size_t i = experiment_index[t.spec.experiment];
+    add_trial(report.experiments[i], arm_index[i], samples[i], t);
+  }
+  if (numbers) {
+    for (size_t i = 0; i < report.experiments.size(); ++i) {
+      summarise_arms(report.experiments[i], samples[i]);
+      compute_effects(report.experiments[i], samples[i]);
+    }
+  }
+  return report;
+}
+
+std::string kind_of(const std::string& compared) {
+  if (compared.rfind("main effect of ", 0) == 0) return "main effect";
+  if (compared.rfind("interaction ", 0) == 0) return "interaction";
+  return "effect";
+}
+
+double nan_unless(bool ok, double value) { return ok ? value : NAN; }
+
+// Samples the statistics refuse (an off arm whose median is not positive) must not stop a run
+// from finishing or a file from opening: such a run keeps no stored numbers, and show computes
+// them on the fly and says what is wrong, as it did before numbers were stored.
+void store_writer(storage::Database& db, const std::string& run_uuid) {
+  try {
+    store_effects(db, run_uuid);
+  } catch (const std::invalid_argument&) {
+  }
+}
+
+// The database computes effects through this writer wherever a run becomes final.
+[[maybe_unused]] const bool kRegistered = [] {
+  storage::Database::set_effects_writer(&store_writer);
+  return true;
+}();
+
+}  // namespace
+
+std::vector<NamedEffect> factorial_effects(const std::vector<std::string>& cells,
+                                           const std::vector<stats::Groups>& groups) {
+  std::vector<NamedEffect> out;
+  if (cells.empty() || cells.size() != groups.size()) return out;
+  const auto first = factors_of(cells.front());
+  const size_t k = first.size();
+  if (k < 2 || cells.size() != (size_t{1} << k)) return out;
+  std::vector<std::vector<double>> signs;  // per cell, per factor
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (groups[c].empty()) return {};  // a cell without valid trials: no contrast
+    std::vector<double> s;
+    for (const auto& [name, on] : factors_of(cells[c])) s.push_back(on ? 1.0 : -1.0);
+    if (s.size() != k) return {};
+    signs.push_back(s);
+  }
+  const double main_scale = 1.0 / double(size_t{1} << (k - 1));
+  const double pair_scale = 1.0 / double(size_t{1} << (k - 2));
+  for (size_t i = 0; i < k; ++i) {
+    std::vector<double> w;
+    for (const auto& s : signs) w.push_back(s[i] * main_scale);
+    out.push_back({"time", "main effect of " + first[i].first, stats::contrast(groups, w)});
+  }
+  for (size_t i = 0; i < k; ++i) {
+    for (size_t j = i + 1; j < k; ++j) {
+      std::vector<double> w;
+      for (const auto& s : signs) w.push_back(s[i] * s[j] * pair_scale);
+      out.push_back({"time", "interaction " + first[i].first + " x " + first[j].first,
+                     stats::contrast(groups, w)});
+    }
+  }
+  return out;
+}
+
+RunReport compute_report(const storage::Database& db, const std::string& run_uuid) {
+  return collect(db, run_uuid, true);
+}
+
+storage::Database::RunEffects to_stored(const RunReport& report) {
+  Stored::RunEffects out;
+  for (const auto& x : report.experiments) {
+    for (const auto& a : x.arms) {
+      Stored::ArmSummary s;
+      s.experiment = x.name;
+      s.arm = a.arm;
+      s.ok = a.ok;
+      s.failed = a.failed;
+      s.invalid = a.invalid;
+      const bool ok = a.ok > 0;
+      s.samples = ok ? int64_t(a.time.n) : 0;
+      s.median_seconds = nan_unless(ok, a.time.median);
+      s.mad_seconds = nan_unless(ok, a.time.mad);
+      s.cv = nan_unless(ok, a.time.cv);
+      s.trial_median_seconds = a.trial_median_seconds;
+      s.trial_median_low_seconds = a.trial_median_low_seconds;
+      s.trial_median_high_seconds = a.trial_median_high_seconds;
+      s.peak_rss_bytes = nan_unless(ok, a.peak_rss_bytes);
+      s.probe_seconds = nan_unless(ok, a.probe_seconds);
+      s.page_faults_per_iteration = nan_unless(ok, a.page_faults_per_iteration);
+      s.items_per_second = a.items_per_second;
+      out.arms.push_back(std::move(s));
+    }
+    for (const auto& e : x.effects) {
+      out.effects.push_back({x.name, kind_of(e.compared), e.metric, e.compared, e.effect.ratio,
+                             e.effect.lo, e.effect.hi, e.effect.confidence, e.effect.resamples,
+                             stats::to_string(e.effect.verdict), e.effect.note,
+                             stats::format_effect(e.effect)});
+    }
+    if (!x.problem.empty()) {
+      out.effects.push_back({x.name, "none", "time", "", NAN, NAN, NAN, 0, 0, "", x.problem, ""});
+    }
+  }
+  return out;
+}
+
+void apply_stored(RunReport& report, const storage::Database::RunEffects& stored) {
+  for (auto& x : report.experiments) {
+    for (auto& a : x.arms) {
+      for (const auto& s : stored.arms) {
+        if (s.experiment != x.name || s.arm != a.arm || a.ok == 0) continue;
+        a.time.n = size_t(s.samples);
+        a.time.median = s.median_seconds;
+        a.time.mad = s.mad_seconds;
+        a.time.cv = s.cv;
+        a.peak_rss_bytes = s.peak_rss_bytes;
+        a.probe_seconds = s.probe_seconds;
+        a.page_faults_per_iteration = s.page_faults_per_iteration;
+        a.trial_median_seconds = s.trial_median_seconds;
+        a.trial_median_low_seconds = s.trial_median_low_seconds;
+        a.trial_median_high_seconds = s.trial_median_high_seconds;
+        a.items_per_second = s.items_per_second;
+      }
+    }
+    for (const auto& e : stored.effects) {
+      if (e.experiment != x.name) continue;
+      if (e.kind == "none") {
+        x.problem = e.note;
+        continue;
+      }
+      x.effects.push_back({e.metric, e.compared,
+                           stats::Effect{e.ratio, e.lo, e.hi, e.confidence, e.resamples,
+                                         stats::verdict_from_string(e.verdict), e.note}});
+    }
+  }
+}
+
+void store_effects(storage::Database& db, const std::string& run_uuid) {
+  db.store_effects(run_uuid, to_stored(compute_report(db, run_uuid)));
+}
+
+RunReport analyze(const storage::Database& db, const std::string& run_uuid) {
+  const auto stored = db.effects(run_uuid);
+  if (stored.empty()) return compute_report(db, run_uuid);
+  RunReport report = collect(db, run_uuid, false);
+  apply_stored(report, stored);
+  return report;
+}
+
+}  // namespace tunebench::analysis

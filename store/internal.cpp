@@ -1,0 +1,138 @@
+#include "store/internal.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace tunebench::storage::internal {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json parse(const std::string& text) { return text.empty() ? json::object() : json::parse(text); }
+
+// The first column of the first row of a query that has one (PRAGMA user_version, COUNT(*)).
+int64_t query_int(const SQLite::Database& db, const char* sql) {
+  SQLite::Statement query(db, sql);
+  if (!query.executeStep()) throw SQLite::Exception(std::string("no result from ") + sql);
+  return query.getColumn(0).getInt64();
+}
+
+int read_user_version(const SQLite::Database& db) {
+  return static_cast<int>(query_int(db, "PRAGMA user_version"));
+}
+
+// An existing, non-empty file must start with SQLite's magic before SQLite opens it read-write.
+void check_header(const std::string& path) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (!fs::exists(status)) return;
+  if (fs::is_directory(status)) {
+    throw StorageError(path + " is a folder, not a database file: give the path of a file");
+  }
+  if (fs::file_size(path, ec) == 0 || ec) return;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StorageError("cannot read " + path + ": check its permissions");
+  static constexpr char kMagic[16] = "SQLite format 3";  // with its terminating NUL: 16 bytes
+  char header[16] = {};
+  in.read(header, sizeof header);
+  if (in.gcount() != sizeof header || !std::equal(header, header + 16, kMagic)) {
+    throw StorageError(path +
+                       " is not an SQLite database (it does not start with \"SQLite format 3\"): "
+                       "give another path, or move the file away");
+  }
+  // The rest of the 100-byte header: page size (offset 16, 2 bytes; 1 means 65536), the change
+  // counter (24) and, valid when "version-valid-for" (92) equals it, the page count (28). A file
+  // shorter than its page count says has lost its end.
+  unsigned char rest[100 - 16] = {};
+  in.read(reinterpret_cast<char*>(rest), sizeof rest);
+  const auto size = fs::file_size(path, ec);
+  if (in.gcount() != sizeof rest || ec) {
+    throw StorageError(fmt::format(
+        "{} is truncated: {} bytes, shorter than SQLite's 100-byte header; restore it from a "
+        "backup or give another path",
+        path, ec ? 0 : size));
+  }
+  auto be32 = [&](size_t offset) {
+    offset -= 16;
+    return (uint32_t(rest[offset]) << 24) | (uint32_t(rest[offset + 1]) << 16) |
+           (uint32_t(rest[offset + 2]) << 8) | uint32_t(rest[offset + 3]);
+  };
+  const uint32_t raw_page = (uint32_t(rest[0]) << 8) | rest[1];
+  const uint64_t page_size = raw_page == 1 ? 65536 : raw_page;
+  const uint32_t pages = be32(28);
+  if (pages > 0 && be32(92) == be32(24) && uint64_t(pages) * page_size > size) {
+    throw StorageError(fmt::format(
+        "{} is truncated: its header says {} pages of {} bytes ({} bytes) but the file has {} "
+        "bytes; restore it from a backup (a migration leaves one beside it) or give another path",
+        path, pages, page_size, uint64_t(pages) * page_size, size));
+  }
+}
+
+StorageError unknown_run(const std::string& path, const std::string& uuid) {
+  return StorageError(fmt::format("{}: no run {}", path, uuid));
+}
+
+// Binds a column read from one database as a parameter of a statement of another, keeping its
+// type (integers stay integers, NULL stays NULL).
+void bind_column(SQLite::Statement& st, int index, const SQLite::Column& column) {
+  switch (column.getType()) {
+    case SQLITE_INTEGER:
+      st.bind(index, column.getInt64());
+      break;
+    case SQLITE_FLOAT:
+      st.bind(index, column.getDouble());
+      break;
+    case SQLITE_TEXT:
+      st.bind(index, column.getString());
+      break;
+    case SQLITE_BLOB:
+      st.bind(index, column.getBlob(), column.getBytes());
+      break;
+    default:
+      st.bind(index);
+  }
+}
+
+// Inserts every row `select` yields through `insert`, column i as parameter i + 1; returns the
+// rows inserted (0 for a row INSERT OR IGNORE skipped).
+int copy_rows(SQLite::Statement& select, SQLite::Statement& insert) {
+  int inserted = 0;
+  while (select.executeStep()) {
+    for (int i = 0; i < select.getColumnCount(); ++i)
+      bind_column(insert, i + 1, select.getColumn(i));
+    inserted += insert.exec();
+    insert.reset();
+  }
+  return inserted;
+}
+
+std::string placeholders(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += i == 0 ? "?" : ", ?";
+  return out;
+}
+
+void bind_number_or_null(SQLite::Statement& st, int index, double value) {
+  if (std::isfinite(value)) {
+    st.bind(index, value);
+  } else {
+    st.bind(index);
+  }
+}
+
+void in_transaction(SQLite::Database& db, const std::function<void()>& f) {
+  if (sqlite3_get_autocommit(db.getHandle()) == 0) {
+    f();
+    return;
+  }
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  f();
+  transaction.commit();
+}
+
+}  // namespace tunebench::storage::internal

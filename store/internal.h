@@ -1,0 +1,59 @@
+// Helpers shared by the store's files (database, runs, trials, calibration, merge, effects): not
+// part of the store's interface. No torch.
+#pragma once
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "store/storage.h"
+
+namespace tunebench::storage::internal {
+
+constexpr int kBusyTimeoutMs = 10000;
+
+// Calls f; an SQLite exception becomes a StorageError that names the file and what was being
+// done, and keeps SQLite's result code.
+template <class F>
+auto guarded(const std::string& path, const std::string& doing, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const SQLite::Exception& e) {
+    throw StorageError(fmt::format("{}: {}: {}", path, doing, e.what()), e.getErrorCode());
+  }
+}
+
+// Replaces invalid UTF-8 instead of throwing: a worker's evidence must not stop a run's storage.
+// Same text as dump() for valid input, so fingerprint hashes are those of json::dump().
+std::string dump(const nlohmann::json& j);
+nlohmann::json parse(const std::string& text);
+
+// The first column of the first row of a query that has one (PRAGMA user_version, COUNT(*)).
+int64_t query_int(const SQLite::Database& db, const char* sql);
+int read_user_version(const SQLite::Database& db);
+
+// An existing, non-empty file must start with SQLite's magic before SQLite opens it read-write.
+void check_header(const std::string& path);
+
+StorageError unknown_run(const std::string& path, const std::string& uuid);
+
+// Binds a column read from one database as a parameter of a statement of another, keeping its
+// type (integers stay integers, NULL stays NULL).
+void bind_column(SQLite::Statement& st, int index, const SQLite::Column& column);
+// Inserts every row `select` yields through `insert`, column i as parameter i + 1; returns the
+// rows inserted (0 for a row INSERT OR IGNORE skipped).
+int copy_rows(SQLite::Statement& select, SQLite::Statement& insert);
+std::string placeholders(int n);  // "?, ?, ?"
+
+void bind_number_or_null(SQLite::Statement& st, int index, double value);
+inline double number_or_nan(const SQLite::Column& c) { return c.isNull() ? NAN : c.getDouble(); }
+
+// Runs f inside a transaction unless the connection is already in one (a migration or a merge
+// computing effects inside its own transaction).
+void in_transaction(SQLite::Database& db, const std::function<void()>& f);
+
+}  // namespace tunebench::storage::internal

@@ -1,0 +1,242 @@
+// Importing the runs of another tunebench database.
+#include <filesystem>
+#include <istream>
+
+#include "store/internal.h"
+#include "store/trial_columns.h"
+
+namespace tunebench::storage {
+
+using internal::guarded;
+using internal::unknown_run;
+using nlohmann::json;
+
+namespace {
+
+namespace fs = std::filesystem;
+using internal::bind_column;
+using internal::check_header;
+using internal::copy_rows;
+using internal::kBusyTimeoutMs;
+using internal::placeholders;
+using internal::query_int;
+using internal::read_user_version;
+
+// The columns copied by merge_from, per table (trials without its id, which is renumbered).
+constexpr const char* kHostColumns =
+    "id, json, hostname, cpu_model, cores, sockets, numa_nodes, memory_bytes, gpu";
+constexpr int kHostColumnCount = 9;
+constexpr const char* kSoftwareColumns = "id, json, libtorch_version, cuda, git_revision";
+constexpr int kSoftwareColumnCount = 5;
+constexpr const char* kRunColumns =
+    "uuid, suite_name, suite_hash, suite_json, label, git_revision, command_line, started_at, "
+    "ended_at, status, host_id, software_id, host_state, host_quiet";
+constexpr int kRunColumnCount = 14;
+constexpr const char* kFloorColumns =
+    "host_id, software_id, suite_name, experiment, arm, runs, run_uuids, sigma_log, "
+    "false_alarm, power, baseline_runs, min_detectable, calibrated_at";
+constexpr int kFloorColumnCount = 13;
+constexpr const char* kFindingColumns =
+    "run_uuid, experiment, arm, kind, ratio, lo, hi, detail, baseline, threshold, checked_at";
+constexpr int kFindingColumnCount = 11;
+
+}  // namespace
+
+// Long because it is one transaction over one set of prepared statements (hosts, software, runs,
+// trials by the column list, samples, floors, findings), read top to bottom in import order.
+Database::MergeResult Database::merge_from(const std::string& other_path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(other_path, ec)) {
+    throw StorageError(other_path +
+                       ": no such database file; give the path of another "
+                       "machine's tunebench SQLite file");
+  }
+  if (fs::equivalent(other_path, path_, ec)) {
+    throw StorageError(other_path + " is this database itself; give another machine's file");
+  }
+  check_header(other_path);
+  std::unique_ptr<SQLite::Database> other;
+  guarded(other_path, "cannot open it read-only", [&] {
+    other = std::make_unique<SQLite::Database>(other_path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+  });
+  const int version = guarded(other_path, "cannot read the schema version",
+                              [&] { return read_user_version(*other); });
+  if (version > kSchemaVersion) {
+    throw StorageError(fmt::format(
+        "{} has schema version {}; this tunebench reads up to {}: merge with a newer tunebench "
+        "(nothing was imported)",
+        other_path, version, kSchemaVersion));
+  }
+  if (version == 0) {
+    throw StorageError(other_path +
+                       " has no tunebench schema (schema version 0): nothing to import");
+  }
+
+  MergeResult result;
+  guarded(path_, "cannot merge " + other_path, [&] {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const int hosts_before = static_cast<int>(query_int(*db_, "SELECT COUNT(*) FROM hosts"));
+    SQLite::Statement runs(*other, "SELECT uuid, status FROM runs ORDER BY started_at, rowid");
+    SQLite::Statement here(*db_, "SELECT 1 FROM runs WHERE uuid = ?");
+    SQLite::Statement host_row(
+        *other, fmt::format("SELECT {} FROM hosts WHERE id = (SELECT host_id FROM runs WHERE "
+                            "uuid = ?)",
+                            kHostColumns));
+    SQLite::Statement host_insert(*db_, fmt::format("INSERT OR IGNORE INTO hosts ({}) VALUES ({})",
+                                                    kHostColumns, placeholders(kHostColumnCount)));
+    SQLite::Statement software_row(
+        *other, fmt::format("SELECT {} FROM software WHERE id = (SELECT software_id FROM runs "
+                            "WHERE uuid = ?)",
+                            kSoftwareColumns));
+    SQLite::Statement software_insert(
+        *db_, fmt::format("INSERT OR IGNORE INTO software ({}) VALUES ({})", kSoftwareColumns,
+                          placeholders(kSoftwareColumnCount)));
+    SQLite::Statement run_row(*other,
+                              fmt::format("SELECT {} FROM runs WHERE uuid = ?", kRunColumns));
+    SQLite::Statement run_insert(*db_, fmt::format("INSERT INTO runs ({}) VALUES ({})", kRunColumns,
+                                                   placeholders(kRunColumnCount)));
+    // Trials column by column, by name, from the column list: the columns the other file's
+    // schema version has (the others take their DEFAULT here).
+    std::vector<TrialColumn> columns;
+    for (const auto& c : trial_columns()) {
+      if (c.since <= version) columns.push_back(c);
+    }
+    SQLite::Statement trial_rows(*other, trials_select_sql(columns));
+    SQLite::Statement trial_insert(*db_, trials_insert_sql(columns));
+    SQLite::Statement sample_rows(*other,
+                                  "SELECT idx, seconds FROM samples WHERE trial_id = ? ORDER BY "
+                                  "idx");
+    SQLite::Statement sample_insert(
+        *db_, "INSERT INTO samples (trial_id, idx, seconds) VALUES (?, ?, ?)");
+    while (runs.executeStep()) {
+      const std::string uuid = runs.getColumn(0).getString();
+      here.bind(1, uuid);
+      const bool exists = here.executeStep();
+      here.reset();
+      if (exists) {
+        result.already_here.push_back(uuid);
+        continue;
+      }
+      if (runs.getColumn(1).getString() == "running") {
+        result.still_running.push_back(uuid);
+        continue;
+      }
+      for (auto* pair : {&host_row, &software_row}) pair->bind(1, uuid);
+      copy_rows(host_row, host_insert);
+      copy_rows(software_row, software_insert);
+      host_row.reset();
+      software_row.reset();
+      run_row.bind(1, uuid);
+      copy_rows(run_row, run_insert);
+      run_row.reset();
+      trial_rows.bind(":run_uuid", uuid);
+      while (trial_rows.executeStep()) {
+        for (const auto& c : columns) {
+          bind_column(trial_insert, trial_insert.getIndex((":" + c.name).c_str()),
+                      trial_rows.getColumn(c.name.c_str()));
+        }
+        trial_insert.exec();
+        trial_insert.reset();
+        const int64_t new_id = db_->getLastInsertRowid();
+        sample_rows.bind(1, trial_rows.getColumn("id").getInt64());
+        while (sample_rows.executeStep()) {
+          sample_insert.bind(1, new_id);
+          sample_insert.bind(2, sample_rows.getColumn(0).getInt64());
+          sample_insert.bind(3, sample_rows.getColumn(1).getDouble());
+          sample_insert.exec();
+          sample_insert.reset();
+        }
+        sample_rows.reset();
+      }
+      trial_rows.reset();
+      result.imported.push_back(uuid);
+    }
+    if (version >= 2) {
+      // Floors whose host and software came along and that this database lacks.
+      SQLite::Statement floors(
+          *other, fmt::format("SELECT {} FROM noise_floors ORDER BY rowid", kFloorColumns));
+      SQLite::Statement floor_insert(
+          *db_, fmt::format("INSERT OR IGNORE INTO noise_floors ({}) SELECT {} WHERE EXISTS "
+                            "(SELECT 1 FROM hosts WHERE id = ?1) AND EXISTS (SELECT 1 FROM "
+                            "software WHERE id = ?2)",
+                            kFloorColumns, [] {
+                              std::string p;
+                              for (int i = 1; i <= kFloorColumnCount; ++i) {
+                                p += fmt::format("{}?{}", i == 1 ? "" : ", ", i);
+                              }
+                              return p;
+                            }()));
+      copy_rows(floors, floor_insert);
+      SQLite::Statement findings_rows(
+          *other, fmt::format("SELECT {} FROM regressions WHERE run_uuid = ? ORDER BY id",
+                              kFindingColumns));
+      SQLite::Statement finding_insert(
+          *db_, fmt::format("INSERT INTO regressions ({}) VALUES ({})", kFindingColumns,
+                            placeholders(kFindingColumnCount)));
+      for (const auto& uuid : result.imported) {
+        findings_rows.bind(1, uuid);
+        copy_rows(findings_rows, finding_insert);
+        findings_rows.reset();
+      }
+    }
+    // Imported runs get their effects (computed again: the computation is deterministic, so
+    // they equal the other file's stored ones, and an older file has none).
+    for (const auto& uuid : result.imported) write_effects(uuid);
+    result.hosts_added =
+        static_cast<int>(query_int(*db_, "SELECT COUNT(*) FROM hosts")) - hosts_before;
+    transaction.commit();
+  });
+  return result;
+}
+
+namespace {
+
+RunRecord run_record_from_json(const json& j) {
+  RunRecord r;
+  r.uuid = j.at("uuid").get<std::string>();
+  r.suite_name = j.at("suite_name").get<std::string>();
+  r.suite_hash = j.at("suite_hash").get<std::string>();
+  r.suite = j.at("suite");
+  r.label = j.value("label", "");
+  r.git_revision = j.value("git_revision", "");
+  r.command_line = j.value("command_line", "");
+  r.started_at = j.at("started_at").get<std::string>();
+  r.host = j.at("host");
+  r.software = j.at("software");
+  r.host_state = j.value("host_state", json::object());
+  r.host_quiet = j.value("host_quiet", true);
+  return r;
+}
+
+}  // namespace
+
+int import_records(Database& db, std::istream& lines) {
+  int stored = 0, number = 0;
+  std::string line;
+  while (std::getline(lines, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    RunRecord run;
+    std::vector<std::pair<TrialSpec, TrialResult>> trials;
+    std::string status, ended_at;
+    try {
+      const json j = json::parse(line);
+      run = run_record_from_json(j.at("run"));
+      status = j.at("status").get<std::string>();
+      ended_at = j.at("ended_at").get<std::string>();
+      for (const auto& t : j.at("trials")) {
+        trials.emplace_back(trial_spec_from_json(t.at("spec")),
+                            trial_result_from_json(t.at("result")));
+      }
+    } catch (const std::exception& e) {
+      throw StorageError(fmt::format("line {}: not a run record: {}", number, e.what()));
+    }
+    db.begin_run(run);
+    for (const auto& [spec, result] : trials) db.store_trial(run.uuid, spec, result);
+    db.finish_run(run.uuid, status, ended_at);
+    ++stored;
+  }
+  return stored;
+}
+
+}  // namespace tunebench::storage

@@ -1,0 +1,58 @@
+// The trials table as one list of columns: each with its name, its SQL type, how a trial binds it
+// and how a stored trial reads it back. The list drives CREATE TABLE (schema.cpp), INSERT with
+// named binds (:name), SELECT, and the column copy of `merge`: a new column is one new entry
+// here (with `since` = the schema version that adds it, a DEFAULT when it is NOT NULL, and a
+// line in results/README.md), nothing else. No torch.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/storage.h"
+
+namespace SQLite {
+class Statement;
+class Column;
+}  // namespace SQLite
+
+namespace tunebench::storage {
+
+// What one trial row is made of when it is written.
+struct TrialRow {
+  const std::string& run_uuid;
+  const TrialSpec& spec;
+  const TrialResult& result;
+};
+
+struct TrialColumn {
+  std::string name;
+  std::string sql_type;  // type and constraints as CREATE TABLE writes them
+  int since = 1;         // the schema version that added the column
+  // Binds the column's value to the named parameter (":name") of an INSERT.
+  void (*bind)(SQLite::Statement& st, const char* parameter, const TrialRow& row) = nullptr;
+  // Reads the column's value into a stored trial.
+  void (*read)(const SQLite::Column& column, Database::StoredTrial& trial) = nullptr;
+};
+
+// tunebench's trial columns, in table order (the integer primary key `id` is not among them).
+const std::vector<TrialColumn>& trial_columns();
+
+// CREATE TABLE trials with the columns of schema version `version` (since <= version).
+std::string trials_create_sql(const std::vector<TrialColumn>& columns, int version);
+// ALTER TABLE statements that add the columns of schema version `version` (since == version).
+std::string trials_add_columns_sql(const std::vector<TrialColumn>& columns, int version);
+// INSERT INTO trials (a, b, …) VALUES (:a, :b, …).
+std::string trials_insert_sql(const std::vector<TrialColumn>& columns);
+// SELECT id, a, b, … FROM trials WHERE run_uuid = :run_uuid ORDER BY sequence.
+std::string trials_select_sql(const std::vector<TrialColumn>& columns);
+// "a, b, …": the column names, for the column copy of merge.
+std::string trial_column_names(const std::vector<TrialColumn>& columns);
+
+// Binds every column of `row` to an INSERT made by trials_insert_sql(columns).
+void bind_trial(SQLite::Statement& insert, const std::vector<TrialColumn>& columns,
+                const TrialRow& row);
+// Reads the current row of a SELECT made by trials_select_sql(columns); samples not filled in.
+Database::StoredTrial read_trial(const SQLite::Statement& select,
+                                 const std::vector<TrialColumn>& columns);
+
+}  // namespace tunebench::storage

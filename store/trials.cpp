@@ -1,0 +1,236 @@
+// The trials table: its column list, and storing and reading a run's trials and samples.
+#include <sqlite3.h>
+
+#include "store/internal.h"
+#include "store/trial_columns.h"
+
+namespace tunebench::storage {
+
+using internal::dump;
+using internal::parse;
+
+namespace {
+
+using St = SQLite::Statement;
+using Col = SQLite::Column;
+using Stored = Database::StoredTrial;
+
+// Helpers that keep each entry of the list on a few lines.
+template <class T>
+void bind_value(St& st, const char* p, const T& value) {
+  st.bind(p, value);
+}
+std::string text(const Col& c) { return c.getString(); }  // NULL reads as ""
+
+// The list itself, one entry per column in table order: long because it is the whole table.
+std::vector<TrialColumn> make_trial_columns() {
+  // clang-format off
+  return {
+    {"run_uuid", "TEXT NOT NULL REFERENCES runs (uuid) ON DELETE CASCADE", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.run_uuid); },
+     [](const Col& c, Stored& t) { t.spec.run_uuid = text(c); }},
+    {"experiment", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.experiment); },
+     [](const Col& c, Stored& t) { t.spec.experiment = text(c); }},
+    {"knob", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.knob); },
+     [](const Col& c, Stored& t) { t.spec.knob = text(c); }},
+    {"arm", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.arm); },
+     [](const Col& c, Stored& t) { t.spec.arm = text(c); }},
+    {"settings", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, dump(r.spec.settings)); },
+     [](const Col& c, Stored& t) { t.spec.settings = parse(text(c)); }},
+    {"model", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.model.model); },
+     [](const Col& c, Stored& t) { t.spec.model.model = text(c); }},
+    {"preset", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.model.preset); },
+     [](const Col& c, Stored& t) { t.spec.model.preset = text(c); }},
+    {"model_options", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, dump(r.spec.model.options)); },
+     [](const Col& c, Stored& t) { t.spec.model.options = parse(text(c)); }},
+    {"mode", "TEXT NOT NULL CHECK (mode IN ('infer', 'train'))", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, to_string(r.spec.mode)); },
+     [](const Col& c, Stored& t) { t.spec.mode = mode_from_string(text(c)); }},
+    {"batch", "INTEGER NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { bind_value<int64_t>(st, p, r.spec.batch); },
+     [](const Col& c, Stored& t) { t.spec.batch = c.getInt64(); }},
+    {"warmup", "INTEGER NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.warmup); },
+     [](const Col& c, Stored& t) { t.spec.warmup = c.getInt(); }},
+    {"samples", "INTEGER NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.samples); },
+     [](const Col& c, Stored& t) { t.spec.samples = c.getInt(); }},
+    {"iterations", "INTEGER NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.iterations); },
+     [](const Col& c, Stored& t) { t.spec.iterations = c.getInt(); }},
+    {"timeout_s", "REAL NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.timeout_s); },
+     [](const Col& c, Stored& t) { t.spec.timeout_s = c.getDouble(); }},
+    {"process_index", "INTEGER NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.process_index); },
+     [](const Col& c, Stored& t) { t.spec.process_index = c.getInt(); }},
+    {"sequence", "INTEGER NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.sequence); },
+     [](const Col& c, Stored& t) { t.spec.sequence = c.getInt(); }},
+    // SQLite integers are signed 64-bit: seeds of 2^63 and above read as negative in SQL and
+    // come back unchanged through trials().
+    {"seed", "INTEGER NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, static_cast<int64_t>(r.spec.seed)); },
+     [](const Col& c, Stored& t) { t.spec.seed = static_cast<uint64_t>(c.getInt64()); }},
+    {"status", "TEXT NOT NULL CHECK (status IN ('ok', 'invalid', 'failed'))", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.result.status); },
+     [](const Col& c, Stored& t) { t.result.status = text(c); }},
+    {"error", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.result.error); },
+     [](const Col& c, Stored& t) { t.result.error = text(c); }},
+    {"probe_seconds", "REAL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.result.probe_seconds); },
+     [](const Col& c, Stored& t) { t.result.probe_seconds = c.getDouble(); }},
+    {"peak_rss_bytes", "INTEGER", 1,
+     [](St& st, const char* p, const TrialRow& r) { bind_value<int64_t>(st, p, r.result.peak_rss_bytes); },
+     [](const Col& c, Stored& t) { t.result.peak_rss_bytes = c.getInt64(); }},
+    {"page_faults_per_iteration", "REAL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.result.page_faults_per_iteration); },
+     [](const Col& c, Stored& t) { t.result.page_faults_per_iteration = c.getDouble(); }},
+    {"device_peak_bytes", "INTEGER", 1,  // NULL without a device
+     [](St& st, const char* p, const TrialRow& r) {
+       if (r.result.device_peak_bytes < 0) {
+         st.bind(p);
+       } else {
+         bind_value<int64_t>(st, p, r.result.device_peak_bytes);
+       }
+     },
+     [](const Col& c, Stored& t) { t.result.device_peak_bytes = c.isNull() ? -1 : c.getInt64(); }},
+    {"items_per_second", "REAL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.result.items_per_second); },
+     [](const Col& c, Stored& t) { t.result.items_per_second = c.getDouble(); }},
+    {"check_value", "REAL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.result.check_value); },
+     [](const Col& c, Stored& t) { t.result.check_value = c.getDouble(); }},
+    {"evidence", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, dump(r.result.evidence)); },
+     [](const Col& c, Stored& t) { t.result.evidence = parse(text(c)); }},
+    {"worker_stderr", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.result.worker_stderr); },
+     [](const Col& c, Stored& t) { t.result.worker_stderr = text(c); }},
+  };
+  // clang-format on
+}
+
+std::string join(const std::vector<TrialColumn>& columns, const char* prefix) {
+  std::string out;
+  for (const auto& c : columns) out += (out.empty() ? "" : ", ") + std::string(prefix) + c.name;
+  return out;
+}
+
+}  // namespace
+
+const std::vector<TrialColumn>& trial_columns() {
+  static const std::vector<TrialColumn> columns = make_trial_columns();
+  return columns;
+}
+
+std::string trials_create_sql(const std::vector<TrialColumn>& columns, int version) {
+  std::string out = "CREATE TABLE trials (\n  id INTEGER PRIMARY KEY,\n";
+  for (const auto& c : columns) {
+    if (c.since <= version) out += fmt::format("  {} {},\n", c.name, c.sql_type);
+  }
+  return out + "  UNIQUE (run_uuid, sequence)\n);\n";
+}
+
+std::string trials_add_columns_sql(const std::vector<TrialColumn>& columns, int version) {
+  std::string out;
+  for (const auto& c : columns) {
+    if (c.since == version)
+      out += fmt::format("ALTER TABLE trials ADD COLUMN {} {};\n", c.name, c.sql_type);
+  }
+  return out;
+}
+
+std::string trials_insert_sql(const std::vector<TrialColumn>& columns) {
+  return fmt::format("INSERT INTO trials ({}) VALUES ({})", join(columns, ""), join(columns, ":"));
+}
+
+std::string trials_select_sql(const std::vector<TrialColumn>& columns) {
+  return fmt::format("SELECT id, {} FROM trials WHERE run_uuid = :run_uuid ORDER BY sequence",
+                     join(columns, ""));
+}
+
+std::string trial_column_names(const std::vector<TrialColumn>& columns) {
+  return join(columns, "");
+}
+
+void bind_trial(SQLite::Statement& insert, const std::vector<TrialColumn>& columns,
+                const TrialRow& row) {
+  for (const auto& c : columns) c.bind(insert, (":" + c.name).c_str(), row);
+}
+
+Database::StoredTrial read_trial(const SQLite::Statement& select,
+                                 const std::vector<TrialColumn>& columns) {
+  Database::StoredTrial t;
+  t.id = select.getColumn("id").getInt64();
+  for (const auto& c : columns) c.read(select.getColumn(c.name.c_str()), t);
+  return t;
+}
+
+int64_t Database::store_trial(const std::string& run_uuid, const TrialSpec& spec,
+                              const TrialResult& result) {
+  const std::string doing = fmt::format("cannot store trial {} of run {}", spec.sequence, run_uuid);
+  try {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement insert(*db_, trials_insert_sql(trial_columns()));
+    bind_trial(insert, trial_columns(), {run_uuid, spec, result});
+    insert.exec();
+    const int64_t trial_id = db_->getLastInsertRowid();
+
+    // A NaN sample would be stored as NULL; refuse it here, with the trial row already
+    // inserted: the transaction rolls both back.
+    SQLite::Statement sample(*db_, "INSERT INTO samples (trial_id, idx, seconds) VALUES (?, ?, ?)");
+    for (size_t i = 0; i < result.sample_seconds.size(); ++i) {
+      if (std::isnan(result.sample_seconds[i])) {
+        throw StorageError(fmt::format("{}: {}: sample {} is NaN", path_, doing, i));
+      }
+      sample.bind(1, trial_id);
+      sample.bind(2, static_cast<int64_t>(i));
+      sample.bind(3, result.sample_seconds[i]);
+      sample.exec();
+      sample.reset();
+    }
+    transaction.commit();
+    return trial_id;
+  } catch (const SQLite::Exception& e) {
+    if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+      throw StorageError(fmt::format("{}: {}: the run is not in this database", path_, doing),
+                         e.getErrorCode());
+    }
+    if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
+      throw StorageError(fmt::format("{}: {}: the run already has a trial with sequence {}", path_,
+                                     doing, spec.sequence),
+                         e.getErrorCode());
+    }
+    throw StorageError(fmt::format("{}: {}: {}", path_, doing, e.what()), e.getErrorCode());
+  }
+}
+
+std::vector<Database::StoredTrial> Database::trials(const std::string& run_uuid) const {
+  return internal::guarded(path_, "cannot read the trials of run " + run_uuid, [&] {
+    SQLite::Statement query(*db_, trials_select_sql(trial_columns()));
+    query.bind(":run_uuid", run_uuid);
+    SQLite::Statement samples(*db_, "SELECT seconds FROM samples WHERE trial_id = ? ORDER BY idx");
+    std::vector<StoredTrial> out;
+    while (query.executeStep()) {
+      StoredTrial t = read_trial(query, trial_columns());
+      t.spec.run_uuid = run_uuid;
+      samples.bind(1, t.id);
+      while (samples.executeStep())
+        t.result.sample_seconds.push_back(samples.getColumn(0).getDouble());
+      samples.reset();
+      out.push_back(std::move(t));
+    }
+    return out;
+  });
+}
+
+}  // namespace tunebench::storage
