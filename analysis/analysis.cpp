@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "knobs/knobs.h"
+
 namespace tunebench::analysis {
 
 using nlohmann::json;
@@ -13,53 +15,6 @@ std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1 << 2
 std::string ms(double seconds) {
   if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
   return fmt::format("{:.3g} ms", seconds * 1e3);
-}
-
-// The evidence a reader checks first, in one line.
-std::string evidence_line(const json& e) {
-  if (!e.is_object() || e.empty()) return "none";
-  std::vector<std::string> parts;
-  if (e.contains("torch_threads"))
-    parts.push_back(fmt::format("threads={}", e["torch_threads"].dump()));
-  if (e.contains("env") && e["env"].contains("OMP_NUM_THREADS")) {
-    parts.push_back("OMP_NUM_THREADS=" + e["env"]["OMP_NUM_THREADS"].get<std::string>());
-  }
-  if (e.contains("allocator")) parts.push_back("allocator=" + e["allocator"].get<std::string>());
-  if (e.contains("grad_mode_in_step"))
-    parts.push_back("grad_mode=" + std::string(e["grad_mode_in_step"] == true ? "on" : "off"));
-  if (e.contains("grads_defined_after_zero")) {
-    parts.push_back("grads_after_zero=" +
-                    std::string(e["grads_defined_after_zero"] == true ? "defined" : "none"));
-  }
-  if (e.contains("input_channels_last")) {
-    parts.push_back("channels_last=" +
-                    std::string(e["input_channels_last"] == true ? "yes" : "no"));
-  }
-  if (e.contains("inference_mode_in_step") && e["inference_mode_in_step"] == true) {
-    parts.push_back("inference_mode=on");
-  }
-  if (e.contains("anomaly_mode_in_step")) {
-    parts.push_back("anomaly_detection=" +
-                    std::string(e["anomaly_mode_in_step"] == true ? "on" : "off"));
-  }
-  if (e.contains("mapped_libraries")) {
-    for (const auto& lib : e["mapped_libraries"]) {
-      if (lib.get<std::string>().rfind("libomp", 0) == 0)
-        parts.push_back("openmp=" + lib.get<std::string>());
-    }
-  }
-  if (e.contains("model") && e["model"].is_object()) {
-    for (const auto& [k, v] : e["model"].items()) {
-      if (k == "conv_bias_parameters" || k == "stored_mask_buffers" || k == "vocab_rows" ||
-          k == "builtin_ops" || k == "fused_attention" || k == "inplace_act") {
-        parts.push_back(k + "=" + v.dump());
-      }
-    }
-  }
-  if (e.contains("cpu_affinity")) parts.push_back("cpus=" + e["cpu_affinity"].get<std::string>());
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : " ") + p;
-  return out;
 }
 
 }  // namespace
@@ -105,7 +60,8 @@ std::string format_run(const RunReport& report) {
             fmt::format("  {:<10} {} ok, {} failed, {} invalid\n", "", a.ok, a.failed, a.invalid);
         for (const auto& p : a.problems) out += "             " + p + "\n";
       }
-      out += fmt::format("  {:<10} evidence: {}\n", "", evidence_line(a.evidence));
+      out += fmt::format("  {:<10} evidence: {}\n", "",
+                         knobs::summarise_evidence(json::object(), a.evidence));
     }
     for (const auto& e : x.effects) {
       out += fmt::format("  effect on {}: {}  {}\n", e.metric, stats::format_effect(e.effect),

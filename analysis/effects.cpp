@@ -58,8 +58,8 @@ void add_trial(ExperimentReport& x, std::map<std::string, size_t>& arm_index, Sa
   if (a.evidence.is_null()) a.evidence = r.evidence;
   s.time[arm].push_back(r.sample_seconds);
   s.memory[arm].push_back({double(r.peak_rss_bytes)});
-  // The peak of CPU tensor memory in one step (exec_steps.h): exact where RSS is blurred by
-  // LibTorch itself and the allocator's caches.
+  // The peak of CPU tensor memory in one step (worker/actions/execution.h): exact where RSS is
+  // blurred by LibTorch itself and the allocator's caches.
   if (r.evidence.contains("tensor_peak_bytes"))
     s.tensor[arm].push_back({r.evidence["tensor_peak_bytes"].get<double>()});
   s.rss[arm].push_back(double(r.peak_rss_bytes));

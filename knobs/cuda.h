@@ -71,8 +71,3 @@ void check_reserved_evidence(const std::string& id, const nlohmann::json& value,
                              const nlohmann::json& evidence, std::vector<std::string>& wrong);
 
 }  // namespace tunebench::knobs::cuda
-
-namespace tunebench {
-// The name the worker's callers used before the families (worker/device_trial.cpp, plan/).
-namespace device_settings = knobs::cuda;
-}  // namespace tunebench

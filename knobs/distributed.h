@@ -52,10 +52,3 @@ void check_process_evidence(const nlohmann::json& value, const nlohmann::json& e
                             std::vector<std::string>& wrong);
 
 }  // namespace tunebench::knobs::distributed
-
-namespace tunebench::multiproc {
-// Callers that split a trial by its settings (run/orchestrator.cpp) find the layout rule under
-// its old name; new code calls knobs::distributed directly.
-using knobs::distributed::layout;
-using knobs::distributed::split;
-}  // namespace tunebench::multiproc

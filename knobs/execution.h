@@ -46,8 +46,3 @@ inline constexpr double kAccumulatedGradientTolerance = 1e-4;
 std::string batch_error(const nlohmann::json& settings, int64_t batch);
 
 }  // namespace tunebench::knobs::execution
-
-namespace tunebench {
-// The name the worker's callers used before the families (worker/exec_steps.cpp).
-namespace exec_knobs = knobs::execution;
-}  // namespace tunebench

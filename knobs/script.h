@@ -1,5 +1,5 @@
 // The script family: TorchScript and quantization of parts of the model (jit_fusion,
-// quantize_linear, freeze_script). The worker side is worker/script_forward.h.
+// quantize_linear, freeze_script). The worker side is worker/actions/script.cpp.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -37,8 +37,3 @@ const KnobRules& rules();
 std::string check_evidence(const std::string& knob_id, bool on, const nlohmann::json& evidence);
 
 }  // namespace tunebench::knobs::script
-
-namespace tunebench {
-// The name the worker's callers used before the families.
-namespace script_knobs = knobs::script;
-}  // namespace tunebench

@@ -36,7 +36,7 @@ std::string knob_or_device_reason(const suite::Experiment& x, const knobs::HostC
     const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host, x.device);
     if (!why.empty()) return k->id + ": " + why;
   }
-  if (auto why = device_settings::device_unavailable(x.device, host); !why.empty()) {
+  if (auto why = knobs::cuda::device_unavailable(x.device, host); !why.empty()) {
     return "device cuda: " + why;
   }
   return "";
@@ -48,7 +48,7 @@ std::string distributed_batch_reason(const suite::Experiment& x, const knobs::Ho
   for (const suite::Arm& arm : x.arms) {
     json settings = x.settings;
     settings.update(arm.settings);
-    settings[device_settings::kDevice] = x.device;
+    settings[knobs::cuda::kDevice] = x.device;
     if (auto why = knobs::arm_not_applicable(settings, x.batch, host); !why.empty()) return why;
   }
   return "";

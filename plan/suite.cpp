@@ -89,11 +89,11 @@ json checked_settings(const Context& ctx, const json& settings, const std::strin
   if (!settings.is_object()) ctx.fail(where, "must be an object of knob id -> value");
   json out = json::object();
   for (const auto& [id, value] : settings.items()) {
-    if (device_settings::is_reserved(id)) {
-      if (auto why = device_settings::reserved_error(id, value); !why.empty()) {
+    if (knobs::cuda::is_reserved(id)) {
+      if (auto why = knobs::cuda::reserved_error(id, value); !why.empty()) {
         ctx.fail(where + "/" + id, why);
       }
-      if (id == device_settings::kDevice) {
+      if (id == knobs::cuda::kDevice) {
         ctx.fail(where + "/" + id, "give the device as the experiment's \"device\" field");
       }
       out[id] = value;
@@ -248,17 +248,16 @@ std::string experiment_name(const Context& ctx, const json& e, const std::string
 void parse_device(const Context& ctx, const json& merged, const std::string& where, Experiment& x) {
   std::vector<const knobs::Knob*> used;
   for (const auto& id : x.varied) used.push_back(knobs::find(id));
-  x.device = text(ctx, merged, where, "device", device_settings::default_device(used), false);
-  if (auto why = device_settings::reserved_error(device_settings::kDevice, x.device);
-      !why.empty()) {
+  x.device = text(ctx, merged, where, "device", knobs::cuda::default_device(used), false);
+  if (auto why = knobs::cuda::reserved_error(knobs::cuda::kDevice, x.device); !why.empty()) {
     ctx.fail(where + "/device", why);
   }
   for (const knobs::Knob* k : used) {
-    if (auto why = device_settings::device_mismatch(*k, x.device); !why.empty()) {
+    if (auto why = knobs::cuda::device_mismatch(*k, x.device); !why.empty()) {
       ctx.fail(where + "/device", why);
     }
   }
-  if (x.device == "cuda") x.settings[device_settings::kDevice] = "cuda";
+  if (x.device == "cuda") x.settings[knobs::cuda::kDevice] = "cuda";
   for (const Arm& arm : x.arms) {
     json settings = x.settings;
     settings.update(arm.settings);

@@ -485,7 +485,7 @@ FINDING_COLUMNS = ("experiment", "arm", "kind", "ratio", "lo", "hi", "detail", "
 
 
 def load_check(con: sqlite3.Connection, run: RunInfo) -> Check:
-    """Noise floors for the run's host, software and suite (as storage.cpp's noise_floors()),
+    """Noise floors for the run's host, software and suite (as store/calibration.cpp's noise_floors()),
     and the findings `tunebench check` stored for the run."""
     check = Check()
     if set(FLOOR_COLUMNS) <= table_columns(con, "noise_floors"):

@@ -313,7 +313,7 @@ int execute(storage::Database& db, const std::string& run_uuid,
     std::vector<TrialSpec> parts;
     TrialResult r;
     try {
-      parts = multiproc::split(t, cpus, rendezvous.dir(), gpus);
+      parts = knobs::distributed::split(t, cpus, rendezvous.dir(), gpus);
     } catch (const std::invalid_argument& e) {
       r.error = e.what();  // stored as failed, nothing started
     }

@@ -129,7 +129,7 @@ TEST(ExecKnobs, GradAccumRunsKMicroBatchesWhoseGradientIsTheFullBatchs) {
   EXPECT_EQ(a.on.evidence["micro_batch_size"], 2);
   EXPECT_EQ(a.on.evidence["batch_norm"], false);
   EXPECT_LT(a.on.evidence["accumulated_gradient_rel_diff"].get<double>(),
-            exec_knobs::kAccumulatedGradientTolerance);
+            knobs::execution::kAccumulatedGradientTolerance);
   // Activations of B/4 samples at a time.
   EXPECT_LT(a.on.evidence["tensor_peak_bytes"], a.off.evidence["tensor_peak_bytes"]);
   // A wrong accumulation (e.g. without dividing each loss by k) is caught.
@@ -180,8 +180,8 @@ TEST(ExecKnobs, GradAccumNeedsABatchDivisibleByK) {
   const std::string why =
       "grad_accum=4 splits each batch into 4 equal micro-batches, but the batch is 6 samples; use "
       "a batch divisible by 4 (e.g. 8)";
-  EXPECT_EQ(exec_knobs::batch_error({{"grad_accum", 4}}, 6), why);
-  EXPECT_EQ(exec_knobs::batch_error({{"grad_accum", 4}}, 8), "");
+  EXPECT_EQ(knobs::execution::batch_error({{"grad_accum", 4}}, 6), why);
+  EXPECT_EQ(knobs::execution::batch_error({{"grad_accum", 4}}, 8), "");
   try {
     worker::run_trial(trial("gpt", Mode::train, {{"grad_accum", 4}}, json::object(), 6));
     ADD_FAILURE() << "a batch of 6 in 4 micro-batches ran";

@@ -9,6 +9,9 @@ namespace tunebench::multiproc {
 namespace {
 
 using nlohmann::json;
+// The layout rule is the distributed family's (knobs/distributed.h); the mechanics are core's.
+using knobs::distributed::layout;
+using knobs::distributed::split;
 
 TrialSpec trial(json settings) {
   TrialSpec t;

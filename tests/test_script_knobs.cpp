@@ -108,7 +108,7 @@ TEST(ScriptKnobs, FreezeScriptFoldsEveryBatchNormIntoTheFrozenGraph) {
 TEST(ScriptKnobs, EvidenceThatContradictsTheSettingIsCaught) {
   const json no_group = {
       {"jit_fusion", {{"chain", "torchscript"}, {"fusion_groups", 0}, {"chain_calls", 12}}}};
-  EXPECT_EQ(script_knobs::check_evidence("jit_fusion", true, no_group),
+  EXPECT_EQ(knobs::script::check_evidence("jit_fusion", true, no_group),
             "jit_fusion=true but the optimised graph that ran held 0 fusion groups (chain "
             "\"torchscript\")");
   const json fp32_left = {{"quantize_linear",
@@ -116,14 +116,14 @@ TEST(ScriptKnobs, EvidenceThatContradictsTheSettingIsCaught) {
                             {"int8_linear_layers", 3},
                             {"weight_dtype", "QInt8"},
                             {"int8_calls", 10}}}};
-  EXPECT_NE(script_knobs::check_evidence("quantize_linear", true, fp32_left), "");
+  EXPECT_NE(knobs::script::check_evidence("quantize_linear", true, fp32_left), "");
   const json bn_left = {{"freeze_script",
                          {{"module", "frozen"},
                           {"batch_norm_nodes_scripted", 53},
                           {"batch_norm_nodes_frozen", 53},
                           {"parameters_frozen", 0}}}};
-  EXPECT_NE(script_knobs::check_evidence("freeze_script", true, bn_left), "");
-  EXPECT_EQ(script_knobs::check_evidence("freeze_script", false, json::object()),
+  EXPECT_NE(knobs::script::check_evidence("freeze_script", true, bn_left), "");
+  EXPECT_EQ(knobs::script::check_evidence("freeze_script", false, json::object()),
             "freeze_script: the worker read back nothing about it");
   // Through the catalog's check, as the orchestrator stores a trial invalid.
   EXPECT_EQ(knobs::check_evidence({{"jit_fusion", true}}, Mode::infer, no_group).size(), 1u);

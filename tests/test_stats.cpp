@@ -1,4 +1,4 @@
-// Tests of harness/stats: hand-computed summaries, and effects on simulated arms whose truth is
+// Tests of analysis/stats: hand-computed summaries, and effects on simulated arms whose truth is
 // known (a 2x speedup, A/A, between-process offsets).
 #include <fmt/format.h>
 #include <gtest/gtest.h>

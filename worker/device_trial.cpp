@@ -24,7 +24,7 @@ double DeviceTrial::time(const Step& iteration) {
 }
 
 std::unique_ptr<DeviceTrial> make(const TrialSpec& spec) {
-  if (device_settings::device_of(spec.settings) == "cpu") return std::make_unique<DeviceTrial>();
+  if (knobs::cuda::device_of(spec.settings) == "cpu") return std::make_unique<DeviceTrial>();
   if (auto why = device::cuda_unavailable_reason(); !why.empty()) {
     throw std::runtime_error("device cuda: " + why);
   }

@@ -179,7 +179,7 @@ std::unique_ptr<Arm> prepare_arm(const TrialSpec& spec,
 bool can_share_model(const TrialSpec& a, const TrialSpec& b) {
   if (a.mode != Mode::infer || b.mode != Mode::infer) return false;
   if (a.seed != b.seed || a.batch != b.batch) return false;
-  if (device_settings::device_of(a.settings) != device_settings::device_of(b.settings)) {
+  if (knobs::cuda::device_of(a.settings) != knobs::cuda::device_of(b.settings)) {
     return false;
   }
   models::ModelSpec ma = a.model, mb = b.model;

@@ -12,7 +12,7 @@
 //   cuda_graphs      the step captured once into a CUDA graph (during warm-up, after three eager
 //                    runs on the capture stream) and replayed: inference, or the whole training
 //                    step (zeroing, forward, backward, SGD step; suite.cpp refuses what a graph
-//                    cannot replay: device_settings::capture_conflict)
+//                    cannot replay: knobs::cuda::capture_conflict)
 //   streams_overlap  pinned non-blocking copies on the compute stream (OFF) or on a copy stream,
 //                    one step ahead, double-buffered (ON)
 //   amp              autocast fp16 (true or "fp16") with loss scaling in training, or bf16

@@ -44,7 +44,7 @@ StepPlan::StepPlan(const TrialSpec& spec, models::BenchModel& model, const model
   profile_ = s.contains("profiler_off") && s["profiler_off"] == false;
   if (s.contains("grad_accum")) {
     k_ = s["grad_accum"].get<int64_t>();
-    if (auto why = exec_knobs::batch_error(s, batch.size); !why.empty()) {
+    if (auto why = knobs::execution::batch_error(s, batch.size); !why.empty()) {
       throw std::invalid_argument(why);
     }
   }

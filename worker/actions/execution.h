@@ -1,4 +1,4 @@
-// The execution family's action (worker/knob_action.h; knobs/exec_knobs.h has the checks): what
+// The execution family's action (worker/knob_action.h; knobs/execution.h has the checks): what
 // each arm of profiler_off, grad_accum and preallocate does inside a step, and the evidence read
 // back for them and for checkpoint (the blocks' forward count). checkpoint and dims_mult8
 // themselves are model options (models/checkpoint.h, models/gpt.h). The StepPlan is public for
@@ -50,8 +50,9 @@ class StepPlan {
   // profiler_off's OFF arm, whose profiler takes the same hook.
   void measure_tensor_peak(const std::function<void()>& step);
 
-  // After the measured region: what the steps did (exec_knobs.h lists the keys). For grad_accum
-  // this also compares the accumulated gradient with the full batch's at the same weights.
+  // After the measured region: what the steps did (knobs/execution.h lists the keys). For
+  // grad_accum this also compares the accumulated gradient with the full batch's at the same
+  // weights.
   void add_evidence(nlohmann::json& evidence, const LossFn& loss);
 
  private:
