@@ -71,7 +71,7 @@ const std::vector<Knob> kCatalog{
      "variable sequence lengths as they come → one max-length step first",
      "avoids re-allocation and fragmentation (000)",
      {"gpt"}, {Mode::train}, false, true, kSameArithmetic, kMemory},
-    // The GPT MLP's bias add + erf-GELU (worker/script_forward.h).
+    // The GPT MLP's bias add + erf-GELU (worker/actions/script.cpp).
     {"jit_fusion", Family::script, kInProcess, kKernels, "both",
      "eager pointwise chain → TorchScript-fused",
      "fusion amortises memory traffic and launches (000); compile 1.2-2x (001), 2.5x (004)",
@@ -92,6 +92,14 @@ const std::vector<Knob> kCatalog{
      "NCHW → NHWC model and input",
      "faster, with AMP on tensor cores (000)",
      {"resnet50"}, {}, false, true, kRounding, kTimeOnly},
+    {"onednn", Family::precision, kInProcess, kKernels, "cpu",
+     "ATen's own CPU convolutions → oneDNN's (LibTorch's default)",
+     "(beyond the documents: the default kernels; CATALOG.md's blas_backend row saw 1x1 convs "
+     "leave oneDNN for a slow im2col path at 1 thread)",
+     // Inference only: in training the loss after one step differed by 0.36 % between the two
+     // kernel libraries (ResNet-50 tiny, batch 8), beyond an fp32 knob's tolerance; not yet
+     // understood, so not measured.
+     {"resnet50"}, {Mode::infer}, false, true, kRounding, kTimeOnly},
     {"amp", Family::precision, kInProcess, kKernels, "both",
      "fp32 → autocast bf16 (CPU; fp16 with loss scaling on CUDA)",
      "up to 3x (000, 001), bf16 3x (004)",

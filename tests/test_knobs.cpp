@@ -29,6 +29,7 @@ TEST(Knobs, TheCatalogHasEveryIdOnce) {
                                           "flash_attention",
                                           "causal_mask_fly",
                                           "channels_last",
+                                          "onednn",
                                           "amp",
                                           "tf32",
                                           "dims_mult8",

@@ -108,6 +108,27 @@ TEST(KnobEvidence, ChannelsLastChangesTheLayoutButNotTheFunction) {
   EXPECT_NEAR(on.check_value / off.check_value, 1.0, knobs::guard_tolerance("channels_last"));
 }
 
+// onednn's OFF arm must run every convolution in ATen's own kernels and ON in oneDNN's (seen by
+// the profiler in the arm's first step), computing the same outputs; and the check must refuse a
+// trial whose kernels contradict its setting.
+TEST(KnobEvidence, OneDnnOffRunsNoConvolutionInOneDnnAndKeepsTheFunction) {
+  const auto off = worker::run_trial(tiny_trial("resnet50", Mode::infer, {{"onednn", false}}));
+  const auto on = worker::run_trial(tiny_trial("resnet50", Mode::infer, {{"onednn", true}}));
+  ASSERT_EQ(off.status, "ok") << off.error;
+  ASSERT_EQ(on.status, "ok") << on.error;
+  EXPECT_EQ(off.evidence["onednn_in_step"], false);
+  EXPECT_EQ(on.evidence["onednn_in_step"], true);
+  EXPECT_GT(off.evidence["conv_calls"].get<int64_t>(), 0);
+  EXPECT_EQ(off.evidence["onednn_conv_calls"], 0);
+  EXPECT_GT(on.evidence["onednn_conv_calls"].get<int64_t>(), 0);
+  EXPECT_TRUE(knobs::check_evidence({{"onednn", false}}, Mode::infer, off.evidence).empty());
+  EXPECT_TRUE(knobs::check_evidence({{"onednn", true}}, Mode::infer, on.evidence).empty());
+  EXPECT_FALSE(knobs::check_evidence({{"onednn", true}}, Mode::infer, off.evidence).empty());
+  EXPECT_NEAR(on.check_value / off.check_value, 1.0, knobs::guard_tolerance("onednn"));
+  // The process-wide switch is restored after each step: it does not leak into the next trial.
+  EXPECT_TRUE(at::globalContext().userEnabledMkldnn());
+}
+
 TEST(Worker, TheProbeAndMemoryFiguresAreRecorded) {
   const auto r = worker::run_trial(tiny_trial("resnet50", Mode::train, {}));
   EXPECT_GT(r.probe_seconds, 0);

@@ -3,11 +3,18 @@
 //   amp            autocast around every forward and loss: bf16 on the CPU, fp16 (with loss
 //                  scaling, worker/device_trial.h) or bf16 on CUDA
 //   channels_last  the model's 4-D parameters and the input in NHWC (channels-last) layout
+//   onednn         LibTorch's oneDNN switch (ATen's own CPU convolutions when OFF) set for each
+//                  step and restored after it; the arm's first step runs under the autograd
+//                  profiler, which counts its convolutions and those that ran oneDNN's kernel
 //   fused_adamw    training with per-parameter AdamW (OFF) or one fused AdamW kernel (ON), the
 //                  same hyper-parameters; every other arm trains with the default SGD
 #include "knobs/precision.h"
 
+#include <ATen/Context.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
+
+#include <cstring>
 
 #include "platform/compat.h"
 #include "worker/arm.h"
@@ -27,6 +34,27 @@ void to_channels_last(torch::nn::Module& module) {
     if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
   }
 }
+
+// LibTorch's oneDNN switch for one step, restored after it (two arms may share the process).
+struct OneDnnScope {
+  explicit OneDnnScope(bool enabled) : previous(at::globalContext().userEnabledMkldnn()) {
+    at::globalContext().setUserEnabledMkldnn(enabled);
+  }
+  ~OneDnnScope() { at::globalContext().setUserEnabledMkldnn(previous); }
+  bool previous;
+};
+
+// The first step's convolutions, as the autograd profiler records them: every aten::convolution
+// and the oneDNN kernels among them. Members release in reverse: the profiler before the switch.
+struct ProfiledOneDnnStep {
+  using Events = torch::autograd::profiler::thread_event_lists;
+  ProfiledOneDnnStep(bool enabled, std::function<void(const Events&)> done)
+      : onednn(enabled),
+        profiler(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU),
+                 std::move(done)) {}
+  OneDnnScope onednn;
+  torch::autograd::profiler::TLSLegacyProfilerGuard profiler;
+};
 
 class PrecisionHooks : public ArmHooks {
  public:
@@ -49,6 +77,16 @@ class PrecisionHooks : public ArmHooks {
     choose_optimizer(arm);  // over the parameters in their final layout
   }
 
+  Scope around_step(Arm& arm) override {
+    const json& s = arm.spec.settings;
+    if (!s.contains("onednn")) return {};
+    const bool enabled = s["onednn"] == true;
+    onednn_in_step_ = enabled;
+    if (steps_++ > 0) return std::make_shared<OneDnnScope>(enabled);
+    return std::make_shared<ProfiledOneDnnStep>(
+        enabled, [this](const ProfiledOneDnnStep::Events& lists) { count_convolutions(lists); });
+  }
+
   Scope around_forward(Arm&) override {
     Scope cast;
     if (amp_) cast = std::make_shared<compat::AutocastGuard>(device_, dtype_);
@@ -62,6 +100,11 @@ class PrecisionHooks : public ArmHooks {
                                                  : dtype_ == torch::kHalf ? "fp16"
                                                                           : "bf16";
     if (arm.train) evidence[knobs::precision::kOptimizer] = arm.optimizer_name;
+    if (arm.spec.settings.contains("onednn")) {
+      evidence[knobs::precision::kOneDnnInStep] = onednn_in_step_;
+      evidence[knobs::precision::kConvCalls] = conv_calls_;
+      evidence[knobs::precision::kOneDnnConvCalls] = onednn_conv_calls_;
+    }
   }
 
  private:
@@ -83,7 +126,19 @@ class PrecisionHooks : public ArmHooks {
     }
   }
 
+  void count_convolutions(const torch::autograd::profiler::thread_event_lists& lists) {
+    for (const auto& list : lists) {
+      for (const auto& event : list) {
+        if (event.kindStr() != "push") continue;  // each op is a push and a pop
+        if (std::strcmp(event.name(), "aten::convolution") == 0) ++conv_calls_;
+        if (std::strcmp(event.name(), "aten::mkldnn_convolution") == 0) ++onednn_conv_calls_;
+      }
+    }
+  }
+
   bool amp_ = false, autocast_in_step_ = false;
+  bool onednn_in_step_ = false;
+  int64_t steps_ = 0, conv_calls_ = 0, onednn_conv_calls_ = 0;
   c10::ScalarType dtype_ = torch::kBFloat16;
   c10::DeviceType device_ = c10::DeviceType::CPU;
 };
