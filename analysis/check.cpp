@@ -138,6 +138,71 @@ bool Report::regressed() const {
   return false;
 }
 
+namespace {
+
+// Step changes in each benchmark's history of run medians (this run included) that start within
+// the last `options.recent` runs.
+std::vector<StepChange> step_changes(const storage::Database& db,
+                                     const storage::Database::StoredRun& run,
+                                     const Options& options,
+                                     const std::map<Key, stats::Groups>& current) {
+  std::vector<StepChange> out;
+  auto history = comparable_runs(db, run, options.across_software);
+  if (history.size() + 1 > size_t(std::max(options.history, 6))) {
+    history.erase(history.begin(), history.end() - (std::max(options.history, 6) - 1));
+  }
+  history.push_back(run.record.uuid);
+  std::map<Key, std::vector<std::pair<std::string, double>>> series;
+  for (const auto& uuid : history) {
+    for (const auto& [key, groups] : groups_of(db, uuid)) {
+      const double m = median_of(groups);
+      if (std::isfinite(m) && m > 0) series[key].emplace_back(uuid, m);
+    }
+  }
+  for (const auto& [key, points] : series) {
+    if (!current.count(key)) continue;
+    std::vector<double> values;
+    for (const auto& p : points) values.push_back(p.second);
+    const auto step = detect::find_step(values, options.false_alarm, options.threshold);
+    if (!step.found || step.index + size_t(options.recent) < values.size()) continue;
+    StepChange change;
+    change.experiment = key.first;
+    change.arm = key.second;
+    change.first_run = points[step.index].first;
+    change.first_started_at = db.run(change.first_run).record.started_at;
+    change.step = step;
+    out.push_back(change);
+  }
+
+  return out;
+}
+
+// A knob whose effect helped in the newest baseline run and no longer does.
+std::vector<std::string> stopped_helping(const storage::Database& db, const Report& report) {
+  std::vector<std::string> out;
+  const auto before = analysis::analyze(db, report.baseline_uuids.back());
+  const auto now = analysis::analyze(db, report.run_uuid);
+  for (const auto& x : now.experiments) {
+    for (const auto& old : before.experiments) {
+      if (old.name != x.name) continue;
+      for (const auto& e : x.effects) {
+        for (const auto& o : old.effects) {
+          if (o.metric == e.metric && o.compared == e.compared &&
+              o.effect.verdict == stats::Verdict::helps &&
+              e.effect.verdict != stats::Verdict::helps) {
+            out.push_back(fmt::format("{} ({} {}): {} → {}", x.name, e.metric, e.compared,
+                                      stats::format_effect(o.effect),
+                                      stats::format_effect(e.effect)));
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Report check(const storage::Database& db, const Options& options) {
   if (!(options.threshold >= 0 && options.threshold < 1)) {
     throw std::invalid_argument("--threshold must be a percentage from 0 to 99");
@@ -204,53 +269,8 @@ Report check(const storage::Database& db, const Options& options) {
     report.benchmarks.push_back(b);
   }
 
-  // Step changes in each benchmark's history of run medians (this run included).
-  auto history = comparable_runs(db, run, options.across_software);
-  if (history.size() + 1 > size_t(std::max(options.history, 6))) {
-    history.erase(history.begin(), history.end() - (std::max(options.history, 6) - 1));
-  }
-  history.push_back(report.run_uuid);
-  std::map<Key, std::vector<std::pair<std::string, double>>> series;
-  for (const auto& uuid : history) {
-    for (const auto& [key, groups] : groups_of(db, uuid)) {
-      const double m = median_of(groups);
-      if (std::isfinite(m) && m > 0) series[key].emplace_back(uuid, m);
-    }
-  }
-  for (const auto& [key, points] : series) {
-    if (!current.count(key)) continue;
-    std::vector<double> values;
-    for (const auto& p : points) values.push_back(p.second);
-    const auto step = detect::find_step(values, options.false_alarm, options.threshold);
-    if (!step.found || step.index + size_t(options.recent) < values.size()) continue;
-    StepChange change;
-    change.experiment = key.first;
-    change.arm = key.second;
-    change.first_run = points[step.index].first;
-    change.first_started_at = db.run(change.first_run).record.started_at;
-    change.step = step;
-    report.steps.push_back(change);
-  }
-
-  // A knob whose effect helped in the newest baseline run and no longer does.
-  const auto before = analysis::analyze(db, report.baseline_uuids.back());
-  const auto now = analysis::analyze(db, report.run_uuid);
-  for (const auto& x : now.experiments) {
-    for (const auto& old : before.experiments) {
-      if (old.name != x.name) continue;
-      for (const auto& e : x.effects) {
-        for (const auto& o : old.effects) {
-          if (o.metric == e.metric && o.compared == e.compared &&
-              o.effect.verdict == stats::Verdict::helps &&
-              e.effect.verdict != stats::Verdict::helps) {
-            report.stopped_helping.push_back(fmt::format("{} ({} {}): {} → {}", x.name, e.metric,
-                                                         e.compared, stats::format_effect(o.effect),
-                                                         stats::format_effect(e.effect)));
-          }
-        }
-      }
-    }
-  }
+  report.steps = step_changes(db, run, options, current);
+  report.stopped_helping = stopped_helping(db, report);
   return report;
 }
 
@@ -274,6 +294,9 @@ std::vector<storage::Database::Finding> Report::findings() const {
   return out;
 }
 
+// Long (~110 lines) because it holds the four formats (json, md, junit, table) side by side, so
+// that a field added to the report is added to each where the others are; each branch reads top
+// to bottom.
 std::string format(const Report& r, const std::string& format) {
   auto num = [](double v) { return std::isfinite(v) ? json(v) : json(); };
   if (format == "json") {

@@ -18,6 +18,8 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
+// Long (~90 lines) because the three formats (json, csv, gbench) sit side by side over the same
+// rows, so that a column added to one is seen beside the others.
 std::string export_run(const storage::Database& db, const std::string& run_uuid,
                        const std::string& format) {
   const auto run = db.run(run_uuid);

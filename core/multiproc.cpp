@@ -90,6 +90,10 @@ std::vector<TrialSpec> split(const TrialSpec& trial, const Layout& l, const std:
   return parts;
 }
 
+// Long (~110 lines) because it is one pass over the processes' results that both decides the
+// trial's status (any failed, disagreeing or non-overlapping process makes it failed or invalid,
+// with every problem named) and pools what they measured; the two share the same per-process
+// facts, so splitting them would walk the results twice with the same checks.
 TrialResult combine(const TrialSpec& trial, const std::vector<TrialSpec>& parts,
                     std::vector<TrialResult> results) {
   if (parts.size() == 1 && !parts[0].settings.contains(kProcessSetting)) return results.front();

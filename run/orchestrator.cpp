@@ -142,6 +142,9 @@ WorkerOutcome spawn(const std::vector<std::string>& argv,
   return spawn_all({{argv, env, input}}, timeout_s, interrupt).front();
 }
 
+// Long (~125 lines) because it is one poll loop over every child's pipes, deadline and the
+// interrupt flag: a child that fails, hangs or is interrupted must stop all the others at once,
+// and that state (fds, pids, buffers, the deadline) is shared by every branch of the loop.
 std::vector<WorkerOutcome> spawn_all(const std::vector<Command>& commands, double timeout_s,
                                      const volatile sig_atomic_t* interrupt) {
   struct Child {
@@ -275,6 +278,9 @@ namespace {
 // Runs `trials` (the run's missing ones) into `db`, checks and stores each, and finishes the run.
 // `total` is the run's trial count; `done`, `failed`, `invalid` count trials stored before.
 // `gpus`: the CUDA devices here, one per rank of a distributed CUDA trial.
+// Long (~120 lines) because it is the run loop itself: for each trial, spawn its processes,
+// combine, validate evidence and guard, store, report progress, and stop cleanly on an interrupt
+// or a storage error without losing what was stored; the loop's counters are shared by each step.
 int execute(storage::Database& db, const std::string& run_uuid,
             const std::vector<TrialSpec>& trials, std::map<std::string, double> guard_reference,
             int failed, int invalid, const RunOptions& options, int gpus) {
@@ -449,6 +455,8 @@ int resume(const RunOptions& options) {
 
 }  // namespace
 
+// Long (~80 lines) because it is the checked preamble of a run (suite, plan, filter, memory
+// refusal, database, host state) in the order a user meets its errors, each with its own message.
 int run(const RunOptions& options) {
   if (!options.resume.empty()) return resume(options);
   const knobs::HostCaps caps = host::capabilities();
