@@ -24,7 +24,7 @@ enum class Family {
   autograd,     // knobs/autograd.h: autograd state around the step
   build,        // knobs/build.h: build-time options of the model
   execution,    // knobs/execution.h: how the step executes (profiler, recompute, micro-batches)
-  precision,    // knobs/precision.h: autocast, memory format, fused optimizer kernel
+  precision,    // knobs/precision.h: autocast, memory format, conv kernel library, fused AdamW
   script,       // knobs/script.h: TorchScript and quantized parts of the model
   input,        // knobs/input.h: how batches reach the step
   cuda,         // knobs/cuda.h: CUDA runtime settings, and the reserved device settings
