@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of reports/render.py and reports/generate_history.py (standard library unittest).
+"""Tests of reports/render.py and bench/generate_history.py (standard library unittest).
 
     .venv/bin/python -m unittest discover -s reports -p 'test_*.py' -v
 
@@ -33,6 +33,9 @@ import unittest
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# The synthetic histories come from bench/generate_history.py (through tunebench): fixtures, not
+# part of the report.
+sys.path.insert(0, str(HERE.parent / "bench"))
 sys.path.insert(0, str(HERE))
 
 import generate_history  # noqa: E402

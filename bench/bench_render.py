@@ -21,7 +21,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPORTS = HERE.parent / "reports"
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPORTS))
 
 import generate_history  # noqa: E402
 import render  # noqa: E402
@@ -29,8 +31,8 @@ import render  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", type=Path, default=HERE / "out" / "history-365x100x20.sqlite")
-    parser.add_argument("--out", type=Path, default=HERE / "out" / "bench-report")
+    parser.add_argument("--db", type=Path, default=REPORTS / "out" / "history-365x100x20.sqlite")
+    parser.add_argument("--out", type=Path, default=REPORTS / "out" / "bench-report")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--limit", type=float, default=60.0, help="seconds the median may take")
     args = parser.parse_args()
@@ -49,7 +51,7 @@ def main() -> int:
     times = []
     for i in range(args.repeat):
         start = time.perf_counter()
-        subprocess.run([sys.executable, str(HERE / "render.py"), "--db", str(args.db), "--out", str(args.out)],
+        subprocess.run([sys.executable, str(REPORTS / "render.py"), "--db", str(args.db), "--out", str(args.out)],
                        check=True, stdout=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
         print(f"render {i + 1}/{args.repeat}: {times[-1]:.2f} s")
