@@ -13,17 +13,12 @@ namespace {
 
 using internal::bind_number_or_null;
 using internal::dump;
+using internal::kFindingColumnCount;
+using internal::kFindingColumns;
+using internal::kFloorColumnCount;
+using internal::kFloorColumns;
 using internal::parse;
 using internal::placeholders;
-
-// The columns copied by merge_from, per table (trials without its id, which is renumbered).
-constexpr const char* kFloorColumns =
-    "host_id, software_id, suite_name, experiment, arm, runs, run_uuids, sigma_log, "
-    "false_alarm, power, baseline_runs, min_detectable, calibrated_at";
-constexpr int kFloorColumnCount = 13;
-constexpr const char* kFindingColumns =
-    "run_uuid, experiment, arm, kind, ratio, lo, hi, detail, baseline, threshold, checked_at";
-constexpr int kFindingColumnCount = 11;
 
 }  // namespace
 

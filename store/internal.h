@@ -56,4 +56,13 @@ inline double number_or_nan(const SQLite::Column& c) { return c.isNull() ? NAN :
 // computing effects inside its own transaction).
 void in_transaction(SQLite::Database& db, const std::function<void()>& f);
 
+// The columns of noise_floors and regressions as calibration writes them and merge copies them.
+constexpr const char* kFloorColumns =
+    "host_id, software_id, suite_name, experiment, arm, runs, run_uuids, sigma_log, "
+    "false_alarm, power, baseline_runs, min_detectable, calibrated_at";
+constexpr int kFloorColumnCount = 13;
+constexpr const char* kFindingColumns =
+    "run_uuid, experiment, arm, kind, ratio, lo, hi, detail, baseline, threshold, checked_at";
+constexpr int kFindingColumnCount = 11;
+
 }  // namespace tunebench::storage::internal

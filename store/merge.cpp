@@ -18,6 +18,10 @@ using internal::bind_column;
 using internal::check_header;
 using internal::copy_rows;
 using internal::kBusyTimeoutMs;
+using internal::kFindingColumnCount;
+using internal::kFindingColumns;
+using internal::kFloorColumnCount;
+using internal::kFloorColumns;
 using internal::placeholders;
 using internal::query_int;
 using internal::read_user_version;
@@ -32,13 +36,6 @@ constexpr const char* kRunColumns =
     "uuid, suite_name, suite_hash, suite_json, label, git_revision, command_line, started_at, "
     "ended_at, status, host_id, software_id, host_state, host_quiet";
 constexpr int kRunColumnCount = 14;
-constexpr const char* kFloorColumns =
-    "host_id, software_id, suite_name, experiment, arm, runs, run_uuids, sigma_log, "
-    "false_alarm, power, baseline_runs, min_detectable, calibrated_at";
-constexpr int kFloorColumnCount = 13;
-constexpr const char* kFindingColumns =
-    "run_uuid, experiment, arm, kind, ratio, lo, hi, detail, baseline, threshold, checked_at";
-constexpr int kFindingColumnCount = 11;
 
 }  // namespace
 
