@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "models/common.h"
+#include "models/build.h"
 #include "models/registry.h"
 
 namespace tunebench {

@@ -16,23 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "models/descriptor.h"  // ModelStats
+
 namespace tunebench::models {
 
 struct Batch {
   std::vector<torch::Tensor> inputs;  // what forward() takes, in order
   torch::Tensor target;               // what loss() compares with
   int64_t size = 0;                   // samples in the batch
-};
-
-// Size of a model as configured, counted layer by layer from its configuration (tests check the
-// parameter count against the built module).
-struct ModelStats {
-  int64_t parameters = 0;
-  double forward_flops = 0;  // per sample, convention above
-  // Elements of the main layers' outputs per sample in a forward pass (conv/linear/attention
-  // outputs): the basis of the memory estimate that refuses trials that cannot fit.
-  double activation_elements = 0;
-  std::string input_shape;  // per sample, e.g. "3x224x224" or "1024 tokens"
 };
 
 class BenchModel {

@@ -1,12 +1,11 @@
-// A model as the registry knows it: its name, presets, options with their types, its size
-// arithmetic and how to build it. Each model file (models/resnet.cpp, gpt.cpp, dlrm.cpp) ends
-// with the function that returns its descriptor; models/registry.def lists those functions, one
-// line per model. Torch-free: building hands back the torch side (models/common.h).
+// A model as the registry knows it: its name, presets, options with their types and its size
+// arithmetic. Torch-free: each model's configuration file (models/<model>_config.cpp) ends with
+// the function that returns its descriptor, its torch file (models/<model>.cpp) with the function
+// that builds it (models/build.h); models/registry.def names both, one line per model.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -16,7 +15,16 @@
 
 namespace tunebench::models {
 
-class BenchModel;
+// Size of a model as configured, counted layer by layer from its configuration (tests check the
+// parameter count against the built module); FLOP convention in models/common.h.
+struct ModelStats {
+  int64_t parameters = 0;
+  double forward_flops = 0;  // per sample; convention in models/common.h
+  // Elements of the main layers' outputs per sample in a forward pass (conv/linear/attention
+  // outputs): the basis of the memory estimate that refuses trials that cannot fit.
+  double activation_elements = 0;
+  std::string input_shape;  // per sample, e.g. "3x224x224" or "1024 tokens"
+};
 
 // What `tunebench models` shows for one preset.
 struct PresetSummary {
@@ -57,9 +65,6 @@ struct ModelDescriptor {
   // memory, the configuration as JSON. Throws InvalidSpec for an unknown preset or option, an
   // option of the wrong type or range, or options that do not fit together.
   std::function<PresetSummary(const ModelSpec& spec)> summarize;
-  // The model `spec` configures, with its weights drawn from torch's global generator (seeded by
-  // the caller). Throws InvalidSpec as summarize does.
-  std::function<std::unique_ptr<BenchModel>(const ModelSpec& spec)> build;
 };
 
 }  // namespace tunebench::models

@@ -1,19 +1,18 @@
-// The typed side of a model descriptor (models/descriptor.h): a model file describes its config
-// struct once — presets as values, options as typed fields, its size arithmetic, its build — and
-// describe() turns that into the registry's type-free ModelDescriptor, with every check and
-// message the same for every model.
+// The typed side of a model descriptor (models/descriptor.h): a model's configuration file
+// (models/<model>_config.cpp) describes its config struct once — presets as values, options as
+// typed fields, its size arithmetic — and describe() turns that into the registry's type-free
+// ModelDescriptor, with every check and message the same for every model. The model's torch file
+// builds from the same family (configure()). Torch-free.
 #pragma once
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <functional>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "models/common.h"
 #include "models/descriptor.h"
 
 namespace tunebench::models {
@@ -70,14 +69,13 @@ struct Preset {
   Config config;
 };
 
-// A model family: its presets, its options, and how to size and build one.
+// A model family: its presets, its options, and how to size one.
 template <class Config>
 struct ModelFamily {
   std::string name;
   std::vector<Preset<Config>> presets;
   std::vector<Option<Config>> options;
   std::function<ModelStats(const Config&)> stats;
-  std::function<std::unique_ptr<BenchModel>(const Config&)> build;
   // Optional: options that do not fit together (gpt: n_embd not a multiple of n_head); throws
   // InvalidSpec naming the preset.
   std::function<void(const Config&, const std::string& preset)> check = nullptr;
@@ -147,15 +145,14 @@ PresetSummary summarize(const ModelFamily<Config>& family, const ModelSpec& spec
 }
 
 // The registry's view of the family: the same checks and messages, without the config type.
+// `family` lives as long as the program (a function-local static of the model's config file).
 template <class Config>
-ModelDescriptor describe(ModelFamily<Config> family) {
-  auto shared = std::make_shared<const ModelFamily<Config>>(std::move(family));
+ModelDescriptor describe(const ModelFamily<Config>& family) {
   ModelDescriptor d;
-  d.name = shared->name;
-  for (const auto& p : shared->presets) d.presets.push_back({p.name, p.description});
-  for (const auto& o : shared->options) d.options.push_back(o.info);
-  d.summarize = [shared](const ModelSpec& spec) { return summarize(*shared, spec); };
-  d.build = [shared](const ModelSpec& spec) { return shared->build(configure(*shared, spec)); };
+  d.name = family.name;
+  for (const auto& p : family.presets) d.presets.push_back({p.name, p.description});
+  for (const auto& o : family.options) d.options.push_back(o.info);
+  d.summarize = [&family](const ModelSpec& spec) { return summarize(family, spec); };
   return d;
 }
 

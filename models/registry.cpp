@@ -2,20 +2,18 @@
 
 #include <fmt/format.h>
 
-#include "models/common.h"
-
 namespace tunebench::models {
 
 using nlohmann::json;
 
-// The model files' descriptor functions, declared from the one list.
-#define TUNEBENCH_MODEL(descriptor_function) const ModelDescriptor& descriptor_function();
+// The configuration files' descriptor functions, declared from the one list.
+#define TUNEBENCH_MODEL(model) const ModelDescriptor& model##_descriptor();
 #include "models/registry.def"
 #undef TUNEBENCH_MODEL
 
 const std::vector<const ModelDescriptor*>& descriptors() {
   static const std::vector<const ModelDescriptor*> all{
-#define TUNEBENCH_MODEL(descriptor_function) &descriptor_function(),
+#define TUNEBENCH_MODEL(model) &model##_descriptor(),
 #include "models/registry.def"
 #undef TUNEBENCH_MODEL
   };
@@ -80,12 +78,6 @@ double estimate_trial_bytes(const ModelSpec& spec, int64_t batch, bool train) {
   const PresetSummary s = summarize(spec);
   return kLibTorch + double(s.weight_bytes) * (train ? 4 : 1) +
          s.activation_bytes * double(batch) * (train ? 3 : 1);
-}
-
-std::unique_ptr<BenchModel> build_model(const ModelSpec& spec, uint64_t seed) {
-  const ModelDescriptor& d = descriptor(spec.model);  // an unknown model throws before seeding
-  torch::manual_seed(seed);
-  return d.build(spec);
 }
 
 }  // namespace tunebench::models

@@ -1,11 +1,11 @@
 // The models and presets tunebench knows, by name: what a suite, the command line and the
 // reports refer to. The registry is one list (models/registry.def, one line per model); each
-// model file ends with its descriptor (models/descriptor.h). This header is free of torch so that
-// the command line compiles quickly; build_model() hands back the torch side (models/common.h).
+// model's configuration file ends with its descriptor (models/descriptor.h). Torch-free, as is
+// the library behind it (tunebench_model_specs): planning and fuzzing a suite need no LibTorch.
+// Building a model is the torch side's (models/build.h).
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,8 +14,6 @@
 #include "models/descriptor.h"
 
 namespace tunebench::models {
-
-class BenchModel;
 
 // Every model's descriptor, in the registry's order.
 const std::vector<const ModelDescriptor*>& descriptors();
@@ -36,8 +34,5 @@ nlohmann::json to_json(const PresetSummary& summary);
 // (×4 when training: gradients and optimizer state), and the activations of the batch (×3 when
 // training: autograd keeps the inputs of most layers). Used to refuse trials that cannot fit.
 double estimate_trial_bytes(const ModelSpec& spec, int64_t batch, bool train);
-
-// Builds the model with its weights drawn from `seed` (the same seed gives identical weights).
-std::unique_ptr<BenchModel> build_model(const ModelSpec& spec, uint64_t seed);
 
 }  // namespace tunebench::models

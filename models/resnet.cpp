@@ -9,7 +9,6 @@ namespace tunebench::models {
 namespace nn = torch::nn;
 
 namespace {
-constexpr int64_t kExpansion = 4;
 
 nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, bool bias) {
   return nn::Conv2d(
@@ -27,12 +26,13 @@ BottleneckImpl::BottleneckImpl(int64_t in_channels, int64_t width, int64_t strid
   bn1 = register_module("bn1", nn::BatchNorm2d(width));
   conv2 = register_module("conv2", conv(width, width, 3, stride, bias));  // v1.5: stride here
   bn2 = register_module("bn2", nn::BatchNorm2d(width));
-  conv3 = register_module("conv3", conv(width, width * kExpansion, 1, 1, bias));
-  bn3 = register_module("bn3", nn::BatchNorm2d(width * kExpansion));
-  if (stride != 1 || in_channels != width * kExpansion) {
+  conv3 = register_module("conv3", conv(width, width * kBottleneckExpansion, 1, 1, bias));
+  bn3 = register_module("bn3", nn::BatchNorm2d(width * kBottleneckExpansion));
+  if (stride != 1 || in_channels != width * kBottleneckExpansion) {
     downsample = register_module(
-        "downsample", nn::Sequential(conv(in_channels, width * kExpansion, 1, stride, bias),
-                                     nn::BatchNorm2d(width * kExpansion)));
+        "downsample",
+        nn::Sequential(conv(in_channels, width * kBottleneckExpansion, 1, stride, bias),
+                       nn::BatchNorm2d(width * kBottleneckExpansion)));
   }
 }
 
@@ -58,7 +58,7 @@ ResNetImpl::ResNetImpl(const ResNetConfig& cfg) : config(cfg) {
     nn::Sequential seq;
     for (int64_t i = 0; i < blocks; ++i) {
       seq->push_back(Bottleneck(in_channels, width, i == 0 ? stride : 1, cfg));
-      in_channels = width * kExpansion;
+      in_channels = width * kBottleneckExpansion;
     }
     return seq;
   };
@@ -198,72 +198,9 @@ std::string ResNetModel::inference_script_source() {
   return s;
 }
 
-ModelStats resnet_stats(const ResNetConfig& cfg) {
-  ModelStats stats;
-  int64_t size = cfg.image_size;
-  auto conv_out = [](int64_t in, int64_t kernel, int64_t stride) {
-    return (in + 2 * (kernel / 2) - kernel) / stride + 1;
-  };
-  // One conv + its BN: weights, optional bias, BN scale and shift; 2·MACs at the output size.
-  auto add_conv = [&](int64_t in, int64_t out, int64_t kernel, int64_t out_size) {
-    stats.parameters += in * out * kernel * kernel + (cfg.conv_bias ? out : 0) + 2 * out;
-    stats.forward_flops += 2.0 * in * out * kernel * kernel * out_size * out_size;
-    stats.activation_elements += double(out) * out_size * out_size;
-  };
-  size = conv_out(size, 7, 2);
-  add_conv(3, cfg.width, 7, size);
-  size = conv_out(size, 3, 2);  // max pool
-  int64_t in_channels = cfg.width;
-  for (int stage = 0; stage < 4; ++stage) {
-    const int64_t width = cfg.width << stage;
-    for (int64_t i = 0; i < cfg.blocks[stage]; ++i) {
-      const int64_t stride = (i == 0 && stage > 0) ? 2 : 1;
-      const int64_t out_size = conv_out(size, 3, stride);
-      add_conv(in_channels, width, 1, size);
-      add_conv(width, width, 3, out_size);
-      add_conv(width, width * kExpansion, 1, out_size);
-      if (stride != 1 || in_channels != width * kExpansion) {
-        add_conv(in_channels, width * kExpansion, 1, out_size);
-      }
-      in_channels = width * kExpansion;
-      size = out_size;
-    }
-  }
-  stats.parameters += in_channels * cfg.num_classes + cfg.num_classes;
-  stats.forward_flops += 2.0 * in_channels * cfg.num_classes;
-  stats.input_shape = "3x" + std::to_string(cfg.image_size) + "x" + std::to_string(cfg.image_size);
-  return stats;
-}
-
-}  // namespace tunebench::models
-
-// --- the descriptor: what the registry (models/registry.def) knows of ResNet-50 ---------------
-// (included here, not at the top, so that the descriptor stays one section at the file's end)
-#include "models/family.h"
-
-namespace tunebench::models {
-
-const ModelDescriptor& resnet50_descriptor() {
-  static const ModelDescriptor descriptor = describe(ModelFamily<ResNetConfig>{
-      "resnet50",
-      {{"tiny", "8 channels after the stem, 32x32 inputs, 10 classes: for tests",
-        [] {
-          ResNetConfig c;
-          c.width = 8;
-          c.image_size = 32;
-          c.num_classes = 10;
-          return c;
-        }()},
-       {"full", "torchvision's ResNet-50 v1.5, 224x224, 1000 classes", ResNetConfig{}}},
-      {int_option("width", &ResNetConfig::width, 1, 1 << 12),
-       int_option("num_classes", &ResNetConfig::num_classes, 1, 1 << 24),
-       int_option("image_size", &ResNetConfig::image_size, 32, 1 << 16),
-       bool_option("conv_bias", &ResNetConfig::conv_bias),
-       bool_option("inplace_act", &ResNetConfig::inplace_act),
-       bool_option("checkpoint", &ResNetConfig::checkpoint)},
-      resnet_stats,
-      [](const ResNetConfig& c) { return std::make_unique<ResNetModel>(c); }});
-  return descriptor;
+// --- the builder: what models/registry.def builds for ResNet-50 -----------------------------
+std::unique_ptr<BenchModel> resnet50_build(const ModelSpec& spec) {
+  return std::make_unique<ResNetModel>(configure(resnet50_family(), spec));
 }
 
 }  // namespace tunebench::models

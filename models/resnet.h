@@ -17,18 +17,9 @@
 
 #include "models/checkpoint.h"
 #include "models/common.h"
+#include "models/resnet_config.h"
 
 namespace tunebench::models {
-
-struct ResNetConfig {
-  std::array<int64_t, 4> blocks{3, 4, 6, 3};
-  int64_t width = 64;  // channels after the stem; stage i uses width·2^i
-  int64_t num_classes = 1000;
-  int64_t image_size = 224;  // input is image_size × image_size
-  bool conv_bias = false;    // a bias on every conv before BN (redundant: conv_bias_off's OFF arm)
-  bool inplace_act = false;  // relu_ instead of relu (inplace_act)
-  bool checkpoint = false;   // recompute each stage in backward (checkpoint)
-};
 
 struct BottleneckImpl : torch::nn::Module {
   BottleneckImpl(int64_t in_channels, int64_t width, int64_t stride, const ResNetConfig& config);
@@ -54,8 +45,6 @@ struct ResNetImpl : torch::nn::Module {
   std::vector<Segment> stages;  // layer1 … layer4, for checkpointing
 };
 TORCH_MODULE(ResNet);
-
-ModelStats resnet_stats(const ResNetConfig& config);
 
 class ResNetModel : public BenchModel {
  public:

@@ -4,6 +4,7 @@
 
 #include "models/dlrm.h"
 #include "models/gpt.h"
+#include "models/build.h"
 #include "models/registry.h"
 #include "models/resnet.h"
 

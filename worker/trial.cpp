@@ -14,7 +14,7 @@
 #include "knobs/cuda.h"
 #include "knobs/evidence.h"
 #include "knobs/knobs.h"
-#include "models/registry.h"
+#include "models/build.h"
 #include "worker/worker.h"
 
 namespace tunebench::worker {

@@ -16,7 +16,9 @@ namespace tunebench::loader {
 
 using nlohmann::json;
 
-namespace {
+// Named, not anonymous: Feed::Impl (declared in the header) holds these, and a class with
+// linkage may not hold a type of this file's anonymous namespace (-Wsubobject-linkage).
+namespace feed_detail {
 
 // The threads that made batches; shared by the dataset's copies (one per loader worker).
 struct Producers {
@@ -84,13 +86,13 @@ class SyntheticImages : public torch::data::datasets::BatchDataset<SyntheticImag
 using Loader =
     torch::data::StatelessDataLoader<SyntheticImages, torch::data::samplers::SequentialSampler>;
 
-}  // namespace
+}  // namespace feed_detail
 
 struct Feed::Impl {
   int workers = 0;
   std::thread::id step_thread;
-  std::shared_ptr<Producers> producers = std::make_shared<Producers>();
-  std::unique_ptr<Loader> loader;
+  std::shared_ptr<feed_detail::Producers> producers = std::make_shared<feed_detail::Producers>();
+  std::unique_ptr<feed_detail::Loader> loader;
   std::optional<torch::data::Iterator<torch::Tensor>> it;
   int64_t batches = 0;
   double checksum = 0;
@@ -113,7 +115,7 @@ std::unique_ptr<Feed> Feed::make(const TrialSpec& spec, const models::Batch& bat
   options.enforce_ordering(true);
   if (impl->workers > 0) options.max_jobs(size_t(2 * impl->workers));
   impl->loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(
-      SyntheticImages(spec.seed, shape, samples, impl->producers), options);
+      feed_detail::SyntheticImages(spec.seed, shape, samples, impl->producers), options);
   return std::unique_ptr<Feed>(new Feed(std::move(impl)));
 }
 
