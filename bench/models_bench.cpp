@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "models/common.h"
 #include "models/build.h"
+#include "models/common.h"
 #include "models/registry.h"
 
 namespace tunebench {

@@ -8,8 +8,8 @@
 
 #include "knobs/execution.h"
 #include "knobs/knobs.h"
-#include "models/gpt.h"
 #include "models/build.h"
+#include "models/gpt.h"
 #include "models/registry.h"
 #include "plan/suite.h"
 #include "platform/compat.h"

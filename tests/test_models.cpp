@@ -2,9 +2,9 @@
 // the catalog's experiments switch between. Only tiny presets run forwards here.
 #include <gtest/gtest.h>
 
+#include "models/build.h"
 #include "models/dlrm.h"
 #include "models/gpt.h"
-#include "models/build.h"
 #include "models/registry.h"
 #include "models/resnet.h"
 
