@@ -71,7 +71,9 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
 
 Subcommand add_worker(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "worker", "Internal: run one trial given as JSON on stdin and print its result as JSON");
+      "worker",
+      "Internal: run one trial (or a paired trial: both arms in one process, worker/paired.h) "
+      "given as JSON on stdin and print its result as JSON");
   return {cmd, [] { return worker::main_worker(); }};
 }
 

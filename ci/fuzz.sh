@@ -46,7 +46,7 @@ grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb|new_u
 cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<< "$last")
 corp=$(sed -nE 's/.* corp: ([0-9]+\/[0-9a-zA-Z]+).*/\1/p' <<< "$last")
 echo "[fuzz] coverage: ${cov:-?} of ${edges:-?} instrumented edges (the parser, knobs, records," \
-  "model registry and models, nlohmann_json, fmt); corpus: ${corp:-?} inputs/bytes"
+  "model registry with the size arithmetic, nlohmann_json, fmt); corpus: ${corp:-?} inputs/bytes"
 
 if ((status != 0)); then
   echo "[fuzz] FINDING (libFuzzer exit $status); the end of $log:" >&2

@@ -116,6 +116,103 @@ TrialResult trial_result_from_json(const json& j) {
   }
 }
 
+std::vector<bool> abba_order(int blocks, bool on_first) {
+  std::vector<bool> order;
+  for (int b = 0; b < blocks; ++b) {
+    // Position in the repeating A B B A unit: blocks 0 and 3 are A, 1 and 2 are B.
+    const int k = b % 4;
+    const bool is_a = k == 0 || k == 3;
+    order.push_back(is_a ? on_first : !on_first);
+  }
+  return order;
+}
+
+json to_json(const PairedSpec& s) {
+  return {{"paired", true},
+          {"off", to_json(s.off)},
+          {"on", to_json(s.on)},
+          {"blocks", s.blocks},
+          {"block_samples", s.block_samples},
+          {"on_first", s.on_first}};
+}
+
+PairedSpec paired_spec_from_json(const json& j) {
+  try {
+    PairedSpec s;
+    s.off = trial_spec_from_json(j.at("off"));
+    s.on = trial_spec_from_json(j.at("on"));
+    s.blocks = j.at("blocks").get<int>();
+    s.block_samples = j.at("block_samples").get<int>();
+    s.on_first = j.value("on_first", false);
+    if (s.blocks < 2 || s.block_samples < 1) {
+      throw std::invalid_argument("paired spec: needs blocks >= 2 and block_samples >= 1, got " +
+                                  std::to_string(s.blocks) + " and " +
+                                  std::to_string(s.block_samples));
+    }
+    if (s.off.experiment != s.on.experiment || s.off.seed != s.on.seed ||
+        s.off.batch != s.on.batch || s.off.mode != s.on.mode ||
+        s.off.iterations != s.on.iterations) {
+      throw std::invalid_argument(
+          "paired spec: both arms must be of one experiment, seed, batch, mode and iterations");
+    }
+    return s;
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("paired spec: ") + e.what());
+  }
+}
+
+json to_json(const PairedSample& s) {
+  return {{"on", s.on},
+          {"block", s.block},
+          {"position", s.position},
+          {"seconds", s.seconds},
+          {"cpu_seconds", s.cpu_seconds},
+          {"wait_seconds", s.wait_seconds},
+          {"involuntary_switches", s.involuntary_switches},
+          {"start_ns", s.start_ns}};
+}
+
+PairedSample paired_sample_from_json(const json& j) {
+  try {
+    PairedSample s;
+    s.on = j.at("on").get<bool>();
+    s.block = j.at("block").get<int>();
+    s.position = j.at("position").get<int>();
+    s.seconds = j.at("seconds").get<double>();
+    s.cpu_seconds = j.value("cpu_seconds", 0.0);
+    s.wait_seconds = j.value("wait_seconds", 0.0);
+    s.involuntary_switches = j.value("involuntary_switches", int64_t{0});
+    s.start_ns = j.value("start_ns", int64_t{0});
+    return s;
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("paired sample: ") + e.what());
+  }
+}
+
+json to_json(const PairedResult& r) {
+  json samples = json::array();
+  for (const auto& s : r.samples) samples.push_back(to_json(s));
+  return {{"status", r.status},  {"error", r.error},   {"off", to_json(r.off)},
+          {"on", to_json(r.on)}, {"samples", samples}, {"probe_seconds", r.probe_seconds}};
+}
+
+PairedResult paired_result_from_json(const json& j) {
+  try {
+    PairedResult r;
+    r.status = j.at("status").get<std::string>();
+    r.error = j.value("error", "");
+    if (j.contains("off")) r.off = trial_result_from_json(j.at("off"));
+    if (j.contains("on")) r.on = trial_result_from_json(j.at("on"));
+    for (const auto& s : j.value("samples", json::array())) {
+      r.samples.push_back(paired_sample_from_json(s));
+    }
+    r.probe_seconds = j.value("probe_seconds", 0.0);
+    return r;
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("paired result: ") + e.what());
+  }
+}
+
 std::string now_iso8601() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};

@@ -62,6 +62,50 @@ struct TrialResult {
 nlohmann::json to_json(const TrialResult& result);
 TrialResult trial_result_from_json(const nlohmann::json& j);  // throws std::invalid_argument
 
+// A paired trial: one worker process holding the OFF and the ON arm of an experiment and
+// alternating them in ABBA blocks of samples (worker/paired.h; analysis/paired.h estimates the
+// effect). Each arm's spec is a whole TrialSpec (same experiment, model, batch and seed); their
+// samples, warmup and iterations say how long one sample is.
+struct PairedSpec {
+  TrialSpec off, on;
+  int blocks = 16;        // ABBA blocks, alternating arms
+  int block_samples = 4;  // samples per block; the estimator drops the first (carry-over)
+  bool on_first = false;  // which arm is built, warmed and measured first (counterbalancing)
+};
+nlohmann::json to_json(const PairedSpec& spec);
+// The ABBA order of `blocks` blocks: for on_first false OFF ON ON OFF OFF ON ON OFF …, for true
+// the mirror image. Element b is true when block b is the ON arm's. Blocks 2j and 2j+1 always
+// hold one block of each arm: the pairs of analysis/paired.h.
+std::vector<bool> abba_order(int blocks, bool on_first);
+PairedSpec paired_spec_from_json(const nlohmann::json& j);  // throws std::invalid_argument
+
+// One timed sample of a paired trial.
+struct PairedSample {
+  bool on = false;                   // the arm: false OFF, true ON
+  int block = 0;                     // the block's index in the worker's sequence, 0, 1, 2, …
+  int position = 0;                  // the sample's index inside its block
+  double seconds = 0;                // wall time per iteration
+  double cpu_seconds = 0;            // process CPU time per iteration (all threads)
+  double wait_seconds = 0;           // run-queue wait per iteration, all threads (schedstat)
+  int64_t involuntary_switches = 0;  // context switches forced on the process over the sample
+  int64_t start_ns = 0;              // CLOCK_MONOTONIC at the sample's start
+};
+nlohmann::json to_json(const PairedSample& sample);
+PairedSample paired_sample_from_json(const nlohmann::json& j);  // throws std::invalid_argument
+
+// What a paired trial produced: each arm's result as a trial of its own would give it (status,
+// guard value, evidence, page faults; sample_seconds are that arm's samples in order) and every
+// sample in the order taken. status "failed" with `error` when the pair could not run.
+struct PairedResult {
+  std::string status = "failed";
+  std::string error;
+  TrialResult off, on;
+  std::vector<PairedSample> samples;
+  double probe_seconds = 0;
+};
+nlohmann::json to_json(const PairedResult& result);
+PairedResult paired_result_from_json(const nlohmann::json& j);  // throws std::invalid_argument
+
 // One execution of a suite.
 struct RunRecord {
   std::string uuid;

@@ -10,7 +10,8 @@ namespace tunebench::knobs {
 
 namespace {
 
-constexpr Phase kStart = Phase::process_start, kInProcess = Phase::in_process;
+constexpr Phase kStart = Phase::process_start, kInProcess = Phase::in_process,
+                kProcessWide = Phase::process_wide;
 const char* const kExec = "execution mode and autograd";
 const char* const kKernels = "kernels, layout and precision";
 const char* const kHost = "host, threads and memory";
@@ -72,7 +73,7 @@ const std::vector<Knob> kCatalog{
      "avoids re-allocation and fragmentation (000)",
      {"gpt"}, {Mode::train}, false, true, kSameArithmetic, kMemory},
     // The GPT MLP's bias add + erf-GELU (worker/actions/script.cpp).
-    {"jit_fusion", Family::script, kInProcess, kKernels, "both",
+    {"jit_fusion", Family::script, kProcessWide, kKernels, "both",
      "eager pointwise chain → TorchScript-fused",
      "fusion amortises memory traffic and launches (000); compile 1.2-2x (001), 2.5x (004)",
      {"gpt"}, {Mode::infer}, false, true, kRounding, kTimeOnly},
@@ -92,7 +93,7 @@ const std::vector<Knob> kCatalog{
      "NCHW → NHWC model and input",
      "faster, with AMP on tensor cores (000)",
      {"resnet50"}, {}, false, true, kRounding, kTimeOnly},
-    {"onednn", Family::precision, kInProcess, kKernels, "cpu",
+    {"onednn", Family::precision, kProcessWide, kKernels, "cpu",
      "ATen's own CPU convolutions → oneDNN's (LibTorch's default)",
      "(beyond the documents: the default kernels; CATALOG.md's blas_backend row saw 1x1 convs "
      "leave oneDNN for a slow im2col path at 1 thread)",
@@ -105,7 +106,7 @@ const std::vector<Knob> kCatalog{
      "up to 3x (000, 001), bf16 3x (004)",
      {}, {}, false, true, kLowPrecision, kTimeOnly},
     // The CUDA knobs act in the worker through worker/cuda_runtime.cpp.
-    {"tf32", Family::cuda, kInProcess, kKernels, "cuda",
+    {"tf32", Family::cuda, kProcessWide, kKernels, "cuda",
      "fp32 matmul → TF32",
      "tensor cores (004)",
      {}, {}, false, true, kRounding, kTimeOnly},
@@ -117,7 +118,7 @@ const std::vector<Knob> kCatalog{
      "vocab 50257 → 50304 (next multiple of 64)",
      "~10 % faster (004)",
      {"gpt"}, {}, false, true, kRounding, kTimeOnly, "vocab_pad", kAsIs},
-    {"cudnn_benchmark", Family::cuda, kInProcess, kKernels, "cuda",
+    {"cudnn_benchmark", Family::cuda, kProcessWide, kKernels, "cuda",
      "cuDNN autotuner off → on (static and varying shapes)",
      "helps static shapes, can hurt varying ones (000, 002)",
      {"resnet50"}, {}, false, true, kRounding, kTimeOnly, "", kAsIs,
@@ -187,7 +188,7 @@ const std::vector<Knob> kCatalog{
      "copies and compute on one stream → copy stream overlapped",
      "reduces idle time (004)",
      {}, {}, false, true, kRounding, kTimeOnly},
-    {"dataloader_workers", Family::input, kInProcess, kHost, "both",
+    {"dataloader_workers", Family::input, kProcessWide, kHost, "both",
      "0 workers → N workers (and prefetch), synthetic per-sample decode cost",
      "data loading is often the bottleneck (001)",
      {"resnet50"}, {}, 0, 2, kRounding, kTimeOnly},
@@ -227,6 +228,18 @@ const Knob* find(const std::string& id) {
     if (k.id == id) return &k;
   }
   return nullptr;
+}
+
+bool pairable(const nlohmann::json& off, const nlohmann::json& on) {
+  for (const auto* settings : {&off, &on}) {
+    for (const auto& [id, value] : settings->items()) {
+      const Knob* knob = find(id);
+      if (!knob || knob->phase == Phase::in_process) continue;
+      const nlohmann::json& other = settings == &off ? on : off;
+      if (!other.contains(id) || other.at(id) != value) return false;
+    }
+  }
+  return true;
 }
 
 std::vector<std::string> nearest(const std::string& id, size_t n) {

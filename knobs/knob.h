@@ -15,7 +15,12 @@
 
 namespace tunebench::knobs {
 
-enum class Phase { process_start, in_process };
+// When a knob takes effect. process_start: the worker's environment, preloads or launcher, or
+// several processes. in_process: inside the worker, per arm (guards, the model, the step), so the
+// two arms of an experiment can live side by side in one process and alternate (worker/paired.h).
+// process_wide: inside the worker, but as state of the whole process (a global kernel or fuser
+// flag, a thread pool), so one process cannot hold both arms.
+enum class Phase { process_start, in_process, process_wide };
 
 // The families, in the order their rules run and their evidence is summarised. A new family is a
 // value here, a rules file knobs/<family>.{h,cpp} and one line in knobs/families.cpp.

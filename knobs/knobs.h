@@ -22,6 +22,10 @@ nlohmann::json model_options(const nlohmann::json& settings, nlohmann::json opti
 // Every catalog id, in catalog order.
 const std::vector<Knob>& catalog();
 const Knob* find(const std::string& id);
+// Whether two arms with these settings can alternate inside one worker process (a paired trial,
+// worker/paired.h): every catalog knob whose value differs between them acts in_process. Settings
+// both arms share (a baseline environment, the device) do not matter; neither do reserved keys.
+bool pairable(const nlohmann::json& off, const nlohmann::json& on);
 // Up to `n` catalog ids within a typo of `id` (edit distance), closest first, for "did you mean".
 std::vector<std::string> nearest(const std::string& id, size_t n = 3);
 

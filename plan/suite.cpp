@@ -273,8 +273,19 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
   std::vector<std::string> allowed = kSharedFields;
   for (const char* k : {"name", "knob", "factorial", "arms", "aa"}) allowed.push_back(k);
   only_keys(ctx, e, where, allowed);
+  // The experiment's fields over the defaults'. Its "settings" and "options" objects add to the
+  // defaults' key by key (its own keys win): a baseline such as malloc_tunables in the defaults
+  // stays in force for an experiment that sets omp_threads too.
   json merged = defaults;
-  for (const auto& [k, v] : e.items()) merged[k] = v;
+  for (const auto& [k, v] : e.items()) {
+    const bool adds = (k == "settings" || k == "options") && v.is_object() && merged.contains(k) &&
+                      merged[k].is_object();
+    if (!adds) {
+      merged[k] = v;
+      continue;
+    }
+    for (const auto& [key, value] : v.items()) merged[k][key] = value;
+  }
 
   Experiment x;
   parse_shared(ctx, merged, where, x);

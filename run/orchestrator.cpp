@@ -50,20 +50,6 @@ std::string duration(double s) {
   return fmt::format("{}m{:02d}s", int(s) / 60, int(s) % 60);
 }
 
-// The environment a worker gets: a few variables a process needs, and the knobs' own.
-std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup& setup) {
-  std::map<std::string, std::string> env;
-  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "LD_LIBRARY_PATH"}) {
-    if (const char* v = std::getenv(name)) env[name] = v;
-  }
-  if (!env.count("PATH")) env["PATH"] = "/usr/bin:/bin";
-  for (const auto& [k, v] : setup.env) env[k] = v;
-  std::string preload;
-  for (const auto& lib : setup.preload) preload += (preload.empty() ? "" : ":") + lib;
-  if (!preload.empty()) env["LD_PRELOAD"] = preload;
-  return env;
-}
-
 TrialResult interpret(const WorkerOutcome& w, const TrialSpec& spec) {
   TrialResult r;
   auto failed = [&](const std::string& why) {
@@ -135,6 +121,19 @@ volatile sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
 
 }  // namespace
+
+std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup& setup) {
+  std::map<std::string, std::string> env;
+  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "LD_LIBRARY_PATH"}) {
+    if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  if (!env.count("PATH")) env["PATH"] = "/usr/bin:/bin";
+  for (const auto& [k, v] : setup.env) env[k] = v;
+  std::string preload;
+  for (const auto& lib : setup.preload) preload += (preload.empty() ? "" : ":") + lib;
+  if (!preload.empty()) env["LD_PRELOAD"] = preload;
+  return env;
+}
 
 WorkerOutcome spawn(const std::vector<std::string>& argv,
                     const std::map<std::string, std::string>& env, const std::string& input,

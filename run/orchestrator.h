@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "knobs/knob.h"
+
 namespace tunebench::orchestrator {
 
 struct RunOptions {
@@ -27,6 +29,10 @@ struct RunOptions {
 // interrupted, or could not write; 2 bad input (suite, filter, database refused, unknown run to
 // resume) — then nothing was written.
 int run(const RunOptions& options);
+
+// The environment a worker gets: a few variables a process needs (PATH, HOME, LANG, TMPDIR,
+// LD_LIBRARY_PATH) and the knobs' own (knobs::process_setup), with their preloads as LD_PRELOAD.
+std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup& setup);
 
 // One worker process's outcome.
 struct WorkerOutcome {

@@ -4,6 +4,9 @@
 // only where neither arm changes it.
 #include <gtest/gtest.h>
 
+#include "knobs/autograd.h"
+#include "knobs/knobs.h"
+#include "worker/paired.h"
 #include "worker/trial.h"
 #include "worker/worker.h"
 
@@ -93,6 +96,79 @@ TEST(Arms, TrainingArmsAndArmsThatChangeTheModelNeverShareOne) {
   TrialSpec other = arm_spec("gpt", Mode::infer, "no_grad", true);
   other.seed += 1;
   EXPECT_FALSE(worker::can_share_model(arm_spec("gpt", Mode::infer, "no_grad", false), other));
+}
+
+// A paired trial (worker/paired.h): both arms in one process, alternating in ABBA blocks; each
+// arm keeps the guard value and the evidence it has alone, every sample says which arm and block
+// it is, and what the process spent and waited on it.
+void expect_paired_trial(const std::string& model, Mode mode, const std::string& knob,
+                         const std::string& key, bool on_first) {
+  PairedSpec spec;
+  spec.off = arm_spec(model, mode, knob, false);
+  spec.on = arm_spec(model, mode, knob, true);
+  spec.blocks = 6;
+  spec.block_samples = 3;
+  spec.on_first = on_first;
+  const TrialResult single_off = worker::run_trial(spec.off),
+                    single_on = worker::run_trial(spec.on);
+  const PairedResult r = worker::run_paired(spec);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  ASSERT_EQ(r.samples.size(), 18u);
+  const std::vector<bool> order = abba_order(6, on_first);
+  EXPECT_EQ(order.front(), on_first);
+  int64_t last_start = 0;
+  for (const PairedSample& s : r.samples) {
+    EXPECT_EQ(s.on, order[size_t(s.block)]) << "block " << s.block;
+    EXPECT_GE(s.position, 0);
+    EXPECT_LT(s.position, 3);
+    EXPECT_GT(s.seconds, 0);
+    EXPECT_GT(s.cpu_seconds, 0);
+    EXPECT_GE(s.wait_seconds, 0);
+    EXPECT_GE(s.involuntary_switches, 0);
+    EXPECT_GT(s.start_ns, last_start);
+    last_start = s.start_ns;
+  }
+  EXPECT_EQ(r.off.sample_seconds.size(), 9u);
+  EXPECT_EQ(r.on.sample_seconds.size(), 9u);
+  EXPECT_DOUBLE_EQ(r.off.check_value, single_off.check_value) << knob;
+  EXPECT_DOUBLE_EQ(r.on.check_value, single_on.check_value) << knob;
+  EXPECT_EQ(r.off.evidence[key], single_off.evidence[key]) << knob << " OFF: " << key;
+  EXPECT_EQ(r.on.evidence[key], single_on.evidence[key]) << knob << " ON: " << key;
+  EXPECT_NE(r.off.evidence[key], r.on.evidence[key]) << key;
+  // The knob's own evidence check passes for each arm (this test process was not started with
+  // the process-start settings, omp_threads and allocator, so those are not checked here).
+  for (bool on : {false, true}) {
+    const auto wrong = knobs::check_evidence({{knob, on}}, mode, (on ? r.on : r.off).evidence);
+    EXPECT_TRUE(wrong.empty()) << knob << (on ? " ON: " : " OFF: ") << wrong.front();
+  }
+  EXPECT_EQ(r.on.evidence["paired"]["on_first"], on_first);
+  // Through the JSON the worker answers with.
+  const PairedResult back = paired_result_from_json(to_json(r));
+  EXPECT_EQ(back.samples.size(), r.samples.size());
+  EXPECT_EQ(back.samples[5].block, r.samples[5].block);
+  EXPECT_DOUBLE_EQ(back.samples[5].seconds, r.samples[5].seconds);
+}
+
+TEST(Arms, APairedNoGradTrialAlternatesTheArmsAndKeepsEachArmsGuardAndEvidence) {
+  expect_paired_trial("resnet50", Mode::infer, "no_grad", knobs::autograd::kGradModeInStep,
+                      /*on_first=*/true);
+}
+
+TEST(Arms, APairedTrainingTrialGivesEachArmItsOwnModelAndItsOwnEvidence) {
+  expect_paired_trial("gpt", Mode::train, "zero_grad_none", knobs::autograd::kGradsDefinedAfterZero,
+                      /*on_first=*/false);
+}
+
+TEST(Arms, APairedSpecRefusesArmsOfDifferentExperimentsOrTooFewBlocks) {
+  PairedSpec spec;
+  spec.off = arm_spec("gpt", Mode::infer, "no_grad", false);
+  spec.on = arm_spec("gpt", Mode::infer, "no_grad", true);
+  EXPECT_NO_THROW(paired_spec_from_json(to_json(spec)));
+  spec.on.seed += 1;
+  EXPECT_THROW(paired_spec_from_json(to_json(spec)), std::invalid_argument);
+  spec.on.seed -= 1;
+  spec.blocks = 1;
+  EXPECT_THROW(paired_spec_from_json(to_json(spec)), std::invalid_argument);
 }
 
 }  // namespace

@@ -318,5 +318,20 @@ TEST(KnobFamilies, ArmChecksComeFromTheFamilies) {
   EXPECT_EQ(arm_not_applicable({{"no_grad", true}}, 3, host), "");
 }
 
+TEST(Knobs, OnlyArmsThatDifferInInProcessKnobsArePairable) {
+  using nlohmann::json;
+  // Per-arm knobs: both arms can live in one process.
+  EXPECT_TRUE(pairable({{"no_grad", false}}, {{"no_grad", true}}));
+  EXPECT_TRUE(pairable(json::object(), json::object()));  // the A/A control
+  // A knob of the process start, or of process-wide state, that differs: no.
+  EXPECT_FALSE(pairable({{"omp_threads", 1}}, {{"omp_threads", 2}}));
+  EXPECT_FALSE(pairable({{"jit_fusion", false}}, {{"jit_fusion", true}}));
+  EXPECT_FALSE(pairable({{"onednn", false}}, {{"onednn", true}}));
+  EXPECT_FALSE(pairable({{"allocator", "glibc"}}, json::object()));
+  // The same baseline in both arms does not matter.
+  EXPECT_TRUE(
+      pairable({{"omp_threads", 2}, {"no_grad", false}}, {{"omp_threads", 2}, {"no_grad", true}}));
+}
+
 }  // namespace
 }  // namespace tunebench::knobs

@@ -157,6 +157,27 @@ TEST(Suite, FactorialExperimentsHaveEveryCell) {
   EXPECT_EQ(s.experiments[0].varied, (std::vector<std::string>{"channels_last", "no_grad"}));
 }
 
+TEST(Suite, AnExperimentsSettingsAndOptionsAddToTheDefaults) {
+  // Before: the experiment's objects replaced the defaults' whole, and its trials ran without
+  // the suite's baseline (glibc tunables) while nothing said so.
+  const Suite s = parse(R"({"name": "s", "defaults": {"model": "resnet50", "preset": "tiny",
+                             "settings": {"malloc_tunables": true, "omp_threads": 1},
+                             "options": {"image_size": 64}},
+                           "experiments": [
+                             {"name": "own", "knob": "no_grad", "settings": {"omp_threads": 2},
+                              "options": {"width": 4}},
+                             {"name": "plain", "knob": "no_grad"}]})",
+                        "s.json");
+  const auto& own = s.experiments[0];
+  EXPECT_EQ(own.settings["malloc_tunables"], true);
+  EXPECT_EQ(own.settings["omp_threads"], 2);  // its own value wins
+  EXPECT_EQ(own.model.options, (nlohmann::json{{"image_size", 64}, {"width", 4}}));
+  const auto& plain = s.experiments[1];
+  EXPECT_EQ(plain.settings["malloc_tunables"], true);
+  EXPECT_EQ(plain.settings["omp_threads"], 1);
+  EXPECT_EQ(plain.model.options, (nlohmann::json{{"image_size", 64}}));
+}
+
 TEST(Suite, AaControlsRunTheSameArmTwice) {
   const Suite s = parse(
       one(R"({"aa": true, "knob": "no_grad", "model": "resnet50", "preset": "tiny"})"), "s.json");

@@ -39,6 +39,8 @@ class SampleCollector : public benchmark::BenchmarkReporter {
   std::string error;
 };
 
+}  // namespace
+
 // "VmHWM:   123456 kB" → bytes.
 int64_t status_kb(const std::string& field) {
   std::ifstream file("/proc/self/status");
@@ -56,16 +58,28 @@ int64_t page_faults() {
   return usage.ru_minflt + usage.ru_majflt;
 }
 
+double slow_fraction(const TrialSpec& spec) {
+  const std::string fault = spec.settings.value(knobs::kFaultSetting, "");
+  if (fault.rfind("slow:", 0) != 0) return 0;
+  return std::stod(fault.substr(5)) / 100.0;  // validated by knobs::fault_setting_error
+}
+
+double stretch(double seconds, double fraction) {
+  if (fraction <= 0) return seconds;
+  // Busy-wait: exact to the microsecond, unlike a sleep.
+  const auto until = Clock::now() + std::chrono::duration<double>(seconds * fraction);
+  while (Clock::now() < until) {
+  }
+  return seconds * (1 + fraction);
+}
+
+namespace {
+
 // The test-only faults that act inside a trial (knobs.h, kFaultSetting): "slow" makes every step
 // 1 ms slower; "slow:PCT" stretches every measured step by PCT % (0.1 for "slow:10"), a
 // regression of known relative size for the detector's tests.
 bool slow_steps(const TrialSpec& spec) {
   return spec.settings.value(knobs::kFaultSetting, "") == "slow";
-}
-double slow_fraction(const TrialSpec& spec) {
-  const std::string fault = spec.settings.value(knobs::kFaultSetting, "");
-  if (fault.rfind("slow:", 0) != 0) return 0;
-  return std::stod(fault.substr(5)) / 100.0;  // validated by knobs::fault_setting_error
 }
 
 // The stages no action has replaced: the model's own forward, loss + the device's backward, SGD
@@ -97,21 +111,12 @@ SampleCollector run_samples(Arm& arm) {
     initialized = true;
   }
   const TrialSpec& spec = arm.spec;
-  const double stretch = slow_fraction(spec);
+  const double slow = slow_fraction(spec);
   benchmark::ClearRegisteredBenchmarks();
   benchmark::RegisterBenchmark(
       spec.experiment.c_str(),
-      [&arm, stretch](benchmark::State& state) {
-        for (auto _ : state) {
-          double seconds = arm.device->time(arm.iteration);
-          if (stretch > 0) {  // busy-wait: exact to the microsecond, unlike a sleep
-            const auto until = Clock::now() + std::chrono::duration<double>(seconds * stretch);
-            while (Clock::now() < until) {
-            }
-            seconds *= 1 + stretch;
-          }
-          state.SetIterationTime(seconds);
-        }
+      [&arm, slow](benchmark::State& state) {
+        for (auto _ : state) state.SetIterationTime(stretch(arm.device->time(arm.iteration), slow));
       })
       ->UseManualTime()
       ->Iterations(spec.iterations)

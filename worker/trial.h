@@ -61,4 +61,15 @@ Measurement measure(Arm& arm);
 // What the arm's settings did, from every hook and the device, into arm.evidence.
 void read_back(Arm& arm);
 
+// Shared by the measured phases of a single and a paired trial (worker/paired.h):
+// a field of /proc/self/status in bytes ("VmHWM", "VmRSS"); −1 when absent.
+int64_t status_kb(const std::string& field);
+// Minor + major page faults of this process so far.
+int64_t page_faults();
+// The test-only "slow:PCT" fault of `spec` as a fraction (0.1 for "slow:10"; 0 without it).
+double slow_fraction(const TrialSpec& spec);
+// `seconds` of a timed iteration stretched by `fraction` by busy-waiting the difference; returns
+// the stretched time.
+double stretch(double seconds, double fraction);
+
 }  // namespace tunebench::worker

@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "knobs/knobs.h"
+#include "worker/paired.h"
 
 namespace tunebench::worker {
 
@@ -52,19 +53,31 @@ int main_worker() {
   // Only the result goes to the real stdout; whatever a library prints goes to stderr.
   const int result_fd = dup(STDOUT_FILENO);
   dup2(STDERR_FILENO, STDOUT_FILENO);
-  TrialResult result;
+  json result;
   int code = 0;
+  bool paired = false;
   try {
     const std::string input(std::istreambuf_iterator<char>(std::cin), {});
-    const TrialSpec spec = trial_spec_from_json(json::parse(input));
-    fail_on_purpose(spec, result_fd);
-    result = run_trial(spec);
+    const json request = json::parse(input);
+    // A paired trial (worker/paired.h) says so; anything else is one arm's TrialSpec.
+    paired = request.is_object() && request.value("paired", false);
+    if (paired) {
+      const PairedSpec spec = paired_spec_from_json(request);
+      fail_on_purpose(spec.off, result_fd);
+      fail_on_purpose(spec.on, result_fd);
+      result = to_json(run_paired(spec));
+    } else {
+      const TrialSpec spec = trial_spec_from_json(request);
+      fail_on_purpose(spec, result_fd);
+      result = to_json(run_trial(spec));
+    }
   } catch (const std::exception& e) {
-    result.status = "failed";
-    result.error = std::string("worker: ") + e.what();
+    result = paired ? to_json(PairedResult{}) : to_json(TrialResult{});
+    result["status"] = "failed";
+    result["error"] = std::string("worker: ") + e.what();
     code = 1;
   }
-  const std::string out = to_json(result).dump() + "\n";
+  const std::string out = result.dump() + "\n";
   size_t written = 0;
   while (written < out.size()) {
     const ssize_t n = write(result_fd, out.data() + written, out.size() - written);

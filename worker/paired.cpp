@@ -1,0 +1,137 @@
+#include "worker/paired.h"
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/multiproc.h"
+#include "worker/trial.h"
+#include "worker/worker.h"
+
+namespace tunebench::worker {
+
+namespace {
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+int64_t involuntary_switches() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_nivcsw;
+}
+
+// One sample of `arm`: spec.iterations timed iterations, per iteration.
+PairedSample take_sample(Arm& arm, double slow) {
+  PairedSample s;
+  s.start_ns = multiproc::monotonic_ns();
+  const double cpu = process_cpu_seconds(), wait = run_queue_wait_seconds();
+  const int64_t switches = involuntary_switches();
+  double seconds = 0;
+  for (int i = 0; i < arm.spec.iterations; ++i) {
+    seconds += stretch(arm.device->time(arm.iteration), slow);
+  }
+  const double n = arm.spec.iterations;
+  s.seconds = seconds / n;
+  s.cpu_seconds = (process_cpu_seconds() - cpu) / n;
+  s.wait_seconds = (run_queue_wait_seconds() - wait) / n;
+  s.involuntary_switches = involuntary_switches() - switches;
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+TrialResult arm_result(const Arm& arm, const std::vector<double>& seconds, int64_t faults,
+                       int64_t peak_rss) {
+  TrialResult r;
+  r.status = "ok";
+  r.check_value = arm.check_value;
+  r.sample_seconds = seconds;
+  r.peak_rss_bytes = peak_rss;
+  r.device_peak_bytes = arm.device->peak_memory_bytes();
+  r.page_faults_per_iteration =
+      seconds.empty() ? 0 : double(faults) / double(seconds.size() * size_t(arm.spec.iterations));
+  r.evidence = arm.evidence;
+  if (!seconds.empty()) {
+    r.items_per_second = double(arm.spec.batch) / median(seconds);
+  }
+  return r;
+}
+
+}  // namespace
+
+double run_queue_wait_seconds() {
+  std::error_code ec;
+  double total = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream in(task.path() / "schedstat");
+    double run_ns = 0, wait_ns = 0;
+    if (in >> run_ns >> wait_ns) total += wait_ns * 1e-9;
+  }
+  return total;
+}
+
+PairedResult run_paired(const PairedSpec& spec) {
+  PairedResult result;
+  result.probe_seconds = cpu_probe_seconds();
+  // The first arm is built first (and owns the shared model), then warmed first.
+  const TrialSpec& first_spec = spec.on_first ? spec.on : spec.off;
+  const TrialSpec& second_spec = spec.on_first ? spec.off : spec.on;
+  auto first = prepare_arm(first_spec);
+  auto second =
+      prepare_arm(second_spec, can_share_model(first_spec, second_spec) ? first->model : nullptr);
+  Arm& on = spec.on_first ? *first : *second;
+  Arm& off = spec.on_first ? *second : *first;
+  warm_up(*first);
+  warm_up(*second);
+
+  std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
+  for (Arm* arm : {first.get(), second.get()}) {
+    for (auto& hooks : arm->hooks) hooks->begin_measurement(*arm);
+    arm->device->begin_measurement();
+  }
+  std::vector<double> seconds_off, seconds_on;
+  int64_t faults_off = 0, faults_on = 0;
+  const double slow_off = slow_fraction(spec.off), slow_on = slow_fraction(spec.on);
+  const std::vector<bool> order = abba_order(spec.blocks, spec.on_first);
+  for (int b = 0; b < spec.blocks; ++b) {
+    Arm& arm = order[size_t(b)] ? on : off;
+    const int64_t faults = page_faults();
+    for (int p = 0; p < spec.block_samples; ++p) {
+      PairedSample s = take_sample(arm, order[size_t(b)] ? slow_on : slow_off);
+      s.on = order[size_t(b)];
+      s.block = b;
+      s.position = p;
+      (s.on ? seconds_on : seconds_off).push_back(s.seconds);
+      result.samples.push_back(s);
+    }
+    (order[size_t(b)] ? faults_on : faults_off) += page_faults() - faults;
+  }
+  const int64_t peak_rss = status_kb("VmHWM");
+  for (Arm* arm : {first.get(), second.get()}) {
+    const int64_t n = int64_t(spec.blocks / 2) * spec.block_samples * arm->spec.iterations;
+    arm->device->end_measurement(n, arm->spec.batch);
+    for (auto& hooks : arm->hooks) hooks->end_measurement(*arm);
+    read_back(*arm);
+    arm->evidence["paired"] = {{"blocks", spec.blocks},
+                               {"block_samples", spec.block_samples},
+                               {"on_first", spec.on_first},
+                               {"shared_model", first->model == second->model}};
+  }
+  result.off = arm_result(off, seconds_off, faults_off, peak_rss);
+  result.on = arm_result(on, seconds_on, faults_on, peak_rss);
+  result.off.probe_seconds = result.on.probe_seconds = result.probe_seconds;
+  result.status = "ok";
+  return result;
+}
+
+}  // namespace tunebench::worker
