@@ -41,15 +41,21 @@ else
   log "Debian packages: all ${#DEB_PACKAGES[@]} present"
 fi
 
-# Make OpenBLAS (OpenMP flavour) the BLAS that libblas.so.3 resolves to.
-openblas=$(update-alternatives --list libblas.so.3-x86_64-linux-gnu 2>/dev/null | grep openblas-openmp | head -n1 || true)
-if [[ -n "$openblas" ]]; then
-  current=$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || true)
-  if [[ "$current" != "$(readlink -f "$openblas")" ]]; then
-    log "selecting OpenBLAS (OpenMP) as libblas.so.3"
-    update-alternatives --set libblas.so.3-x86_64-linux-gnu "$openblas" >/dev/null
+# Make OpenBLAS's OpenMP flavour what libblas.so.3, liblapack.so.3 and libopenblas.so.0 resolve
+# to. Debian's LibTorch links all three; with libopenblas-dev the last two pointed at the pthread
+# flavour, so every worker loaded a second OpenBLAS whose own pool thread spun (sched_yield)
+# beside the two OpenMP threads on 2 cores: a third runnable thread, run-queue wait ~0.8-1.0 s per
+# second of step, and step times that jumped between ~100 and ~180 ms (ResNet-50 at 96², batch 4).
+for lib in libblas.so.3 liblapack.so.3 libopenblas.so.0; do
+  name=$lib-x86_64-linux-gnu
+  want=$(update-alternatives --list "$name" 2>/dev/null | grep openblas-openmp | head -n1 || true)
+  [[ -n "$want" ]] || continue
+  current=$(readlink -f "/etc/alternatives/$name" 2>/dev/null || true)
+  if [[ "$current" != "$(readlink -f "$want")" ]]; then
+    log "selecting OpenBLAS (OpenMP) as $lib"
+    update-alternatives --set "$name" "$want" >/dev/null
   fi
-fi
+done
 
 # --- Python environment --------------------------------------------------------------------
 if [[ "${TUNEBENCH_NO_VENV:-0}" == 1 ]]; then
