@@ -82,8 +82,8 @@ WorkerPairs pair_up(const std::vector<Sample>& samples, const Options& options) 
       // Blocks 2j and 2j+1 form a pair: one of each arm (ABBA: OFF ON, ON OFF, …).
       if (blocks.size() % 2 == 1 && blocks.back().on == s.on) {
         throw std::invalid_argument(fmt::format(
-            "blocks {} and {} are both of the {} arm: each pair of blocks needs both arms",
-            current, s.block, s.on ? "ON" : "OFF"));
+            "blocks {} and {} are both of the {} arm: each pair of blocks needs both arms", current,
+            s.block, s.on ? "ON" : "OFF"));
       }
       blocks.push_back({s.on, {}});
       current = s.block;
