@@ -12,6 +12,7 @@
 //       [--workers 4] [--blocks 16] [--block-samples 4] [--slow 0] [--model resnet50]
 //       [--preset full] [--options '{"image_size": 96}'] [--batch 4] [--mode infer]
 //       [--knob KNOB]   (a real knob instead of the injected slowdown: the truth is then unknown)
+//       [--settings '{"malloc_tunables": true}']   (a baseline both arms share)
 //
 // Run it on a quiet host (/proc/pressure/cpu) with nothing else on the cores.
 #include <fmt/format.h>
@@ -37,7 +38,7 @@ struct StudyOptions {
   int experiments = 10, workers = 4, blocks = 16, block_samples = 4, warmup = 3, iterations = 1;
   double slow = 0;
   std::string model = "resnet50", preset = "full", options = R"({"image_size": 96})";
-  std::string mode = "infer", knob;
+  std::string mode = "infer", knob, settings = "{}";
   int64_t batch = 4;
 };
 
@@ -54,6 +55,8 @@ PairedSpec paired_spec(const StudyOptions& o, int worker) {
   t.timeout_s = 600;
   t.seed = 1;
   t.settings = knobs::base_settings(knobs::probe_host());
+  const json baseline = json::parse(o.settings);  // kept alive: items() refers to it
+  for (const auto& [key, value] : baseline.items()) t.settings[key] = value;
   PairedSpec spec;
   spec.off = spec.on = t;
   spec.off.arm = "off";
@@ -108,6 +111,8 @@ int main(int argc, char** argv) {
   app.add_option("--slow", o.slow, "injected slowdown of the ON arm, per cent (0: A/A)")
       ->check(CLI::Range(0.0, 1000.0));
   app.add_option("--knob", o.knob, "a catalog knob instead of the injected slowdown");
+  app.add_option("--settings", o.settings,
+                 "baseline settings of both arms as JSON, e.g. '{\"malloc_tunables\": true}'");
   app.add_option("--model", o.model);
   app.add_option("--preset", o.preset);
   app.add_option("--options", o.options, "model options as JSON");
@@ -142,11 +147,14 @@ int main(int argc, char** argv) {
     }
     const double n = o.experiments;
     std::cout << fmt::format(
-        "\n{} experiments of {} workers x {} blocks x {} samples, {} {}/{} {} batch {}, {}: "
+        "\n{} experiments of {} workers x {} blocks x {} samples of {} steps, {} {}/{} {} batch "
+        "{}, "
+        "settings {}, {}: "
         "half-width median ±{:.2f}% p90 ±{:.2f}%; truth {:.2f} inside {:.0f}%; settled (±{:g}%) "
         "{:.0f}%; slowdown detected {:.0f}%; {:.0f} s of machine time per experiment\n",
-        o.experiments, o.workers, o.blocks, o.block_samples, o.model, o.preset, o.options, o.mode,
-        o.batch, o.knob.empty() ? fmt::format("injected slowdown {:g}%", o.slow) : o.knob,
+        o.experiments, o.workers, o.blocks, o.block_samples, o.iterations, o.model, o.preset,
+        o.options, o.mode, o.batch, o.settings,
+        o.knob.empty() ? fmt::format("injected slowdown {:g}%", o.slow) : o.knob,
         100 * stats::median(widths), 100 * stats::quantile(widths, 0.9), truth, 100 * covered / n,
         100 * options.target, 100 * settled / n, 100 * detected / n, machine_seconds / n);
     return 0;
