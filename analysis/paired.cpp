@@ -55,6 +55,11 @@ double block_median(const Block& block) {
 
 std::string number(double x) { return fmt::format("{:.4f}", x); }
 
+// "0.9812x [0.9701, 0.9924] <verdict>": the ratio never without its interval.
+std::string effect_text(const Effect& e, const std::string& verdict) {
+  return fmt::format("{}x [{}, {}] {}", number(e.ratio), number(e.lo), number(e.hi), verdict);
+}
+
 }  // namespace
 
 double trimmed_mean(std::vector<double> values, double trim) {
@@ -176,8 +181,7 @@ Effect estimate(const std::vector<std::vector<Sample>>& workers, const Options& 
   e.hi = std::exp(mean + h);
   e.half_width = std::exp(h) - 1;
   if (busy || too_few) {
-    e.text = fmt::format("{}x [{}, {}] {}", number(e.ratio), number(e.lo), number(e.hi),
-                         to_string(e.verdict));
+    e.text = effect_text(e, to_string(e.verdict));
     return e;
   }
   const bool better = options.lower_is_better ? e.hi < 1 : e.lo > 1;
@@ -197,8 +201,7 @@ Effect estimate(const std::vector<std::vector<Sample>>& workers, const Options& 
   } else {
     e.verdict = Verdict::inconclusive;
   }
-  e.text = fmt::format("{}x [{}, {}] {}", number(e.ratio), number(e.lo), number(e.hi),
-                       to_string(e.verdict, options.equivalence, e.half_width));
+  e.text = effect_text(e, to_string(e.verdict, options.equivalence, e.half_width));
   if ((better || worse) && e.half_width > options.target) {
     e.text += fmt::format(" (±{:.1f}%, wider than the ±{:g}% target)", e.half_width * 100,
                           options.target * 100);

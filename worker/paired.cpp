@@ -45,11 +45,6 @@ PairedSample take_sample(Arm& arm, double slow) {
   return s;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 TrialResult arm_result(const Arm& arm, const std::vector<double>& seconds, int64_t faults,
                        int64_t peak_rss) {
   TrialResult r;
@@ -61,9 +56,7 @@ TrialResult arm_result(const Arm& arm, const std::vector<double>& seconds, int64
   r.page_faults_per_iteration =
       seconds.empty() ? 0 : double(faults) / double(seconds.size() * size_t(arm.spec.iterations));
   r.evidence = arm.evidence;
-  if (!seconds.empty()) {
-    r.items_per_second = double(arm.spec.batch) / median(seconds);
-  }
+  if (!seconds.empty()) r.items_per_second = double(arm.spec.batch) / median_seconds(seconds);
   return r;
 }
 

@@ -58,6 +58,13 @@ int64_t page_faults() {
   return usage.ru_minflt + usage.ru_majflt;
 }
 
+double median_seconds(std::vector<double> seconds) {
+  if (seconds.empty()) return 0;
+  std::sort(seconds.begin(), seconds.end());
+  const size_t n = seconds.size();
+  return n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+}
+
 double slow_fraction(const TrialSpec& spec) {
   const std::string fault = spec.settings.value(knobs::kFaultSetting, "");
   if (fault.rfind("slow:", 0) != 0) return 0;
@@ -263,11 +270,7 @@ TrialResult result_of(const Arm& arm, const Measurement& m) {
                    std::to_string(m.sample_seconds.size());
   } else {
     result.status = "ok";
-    auto sorted = m.sample_seconds;
-    std::sort(sorted.begin(), sorted.end());
-    const double median = sorted.size() % 2
-                              ? sorted[sorted.size() / 2]
-                              : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+    const double median = median_seconds(m.sample_seconds);
     result.items_per_second = median > 0 ? double(spec.batch) / median : 0;
   }
   return result;

@@ -64,6 +64,8 @@ void read_back(Arm& arm);
 // Shared by the measured phases of a single and a paired trial (worker/paired.h):
 // a field of /proc/self/status in bytes ("VmHWM", "VmRSS"); −1 when absent.
 int64_t status_kb(const std::string& field);
+// The median of a trial's sample times (0 for none): items per second come from it.
+double median_seconds(std::vector<double> seconds);
 // Minor + major page faults of this process so far.
 int64_t page_faults();
 // The test-only "slow:PCT" fault of `spec` as a fraction (0.1 for "slow:10"; 0 without it).
