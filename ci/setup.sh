@@ -12,11 +12,12 @@ cd "$(dirname "$0")/.."
 log() { printf '[setup] %s\n' "$*"; }
 
 # --- Debian packages -----------------------------------------------------------------------
+# ccache: the compiler cache (cmake/ccache.cmake) that lets a fresh clone reuse earlier objects.
 # libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for ci/fuzz.sh (clang only recommends it).
 # libopenblas0-openmp: without it Debian's LibTorch sends every fp32 matmul to the reference
 # BLAS (libblas.so.3), ~30x slower on this machine (CATALOG.md, blas_backend).
 DEB_PACKAGES=(
-  build-essential cmake ninja-build pkg-config git clang clang-format
+  build-essential cmake ninja-build pkg-config git clang clang-format ccache
   libclang-rt-14-dev
   libtorch-dev libgloo-dev
   libbenchmark-dev libgtest-dev libgmock-dev googletest
