@@ -10,14 +10,11 @@
 #include <set>
 #include <sstream>
 
+#include "core/build_paths.h"
 #include "platform/compat.h"
 #include "platform/device.h"
 #include "platform/nvml.h"
 #include "worker/knob_action.h"
-
-#ifndef TUNEBENCH_SOURCE_DIR
-#define TUNEBENCH_SOURCE_DIR "."
-#endif
 
 namespace tunebench::host {
 
@@ -198,7 +195,7 @@ knobs::HostCaps capabilities() {
 }
 
 std::string git_revision() {
-  const std::string git = std::string(TUNEBENCH_SOURCE_DIR) + "/.git";
+  const std::string git = build_paths::source_dir() + "/.git";
   std::string head = first_line(git + "/HEAD");
   if (head.empty()) return "unknown";
   if (head.rfind("ref: ", 0) != 0) return head;

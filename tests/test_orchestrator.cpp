@@ -13,6 +13,7 @@
 
 #include "run/orchestrator.h"
 #include "store/storage.h"
+#include "tests/paths.h"
 
 namespace tunebench::orchestrator {
 namespace {
@@ -65,8 +66,9 @@ TEST(Run, SigintStopsTheRunKeepsFinishedTrialsAndResumeFinishesIt) {
   if (pid == 0) {
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, STDERR_FILENO);
-    execl(TUNEBENCH_BINARY, TUNEBENCH_BINARY, "run", "--suite",
-          TUNEBENCH_SOURCE_DIR "/tests/suites/mini.json", "--db", db.c_str(),
+    const std::string binary = test_paths::tunebench_binary();
+    execl(binary.c_str(), binary.c_str(), "run", "--suite",
+          test_paths::source_file("tests/suites/mini.json").c_str(), "--db", db.c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -100,7 +102,7 @@ TEST(Run, SigintStopsTheRunKeepsFinishedTrialsAndResumeFinishesIt) {
   options.resume = run.record.uuid.substr(0, 8);
   options.db_path = db;
   options.quiet = true;
-  options.worker_executable = TUNEBENCH_BINARY;
+  options.worker_executable = test_paths::tunebench_binary();
   EXPECT_EQ(orchestrator::run(options), 0);
   EXPECT_EQ(reader.run(run.record.uuid).status, "completed");
   const auto all = reader.trials(run.record.uuid);
@@ -131,8 +133,9 @@ TEST(Run, TwoRunsWriteOneDatabaseWhileItIsReadAndNothingIsLost) {
     if (pid == 0) {
       const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(out, STDERR_FILENO);
-      execl(TUNEBENCH_BINARY, TUNEBENCH_BINARY, "run", "--suite",
-            TUNEBENCH_SOURCE_DIR "/tests/suites/mini.json", "--db", db.c_str(),
+      const std::string binary = test_paths::tunebench_binary();
+      execl(binary.c_str(), binary.c_str(), "run", "--suite",
+            test_paths::source_file("tests/suites/mini.json").c_str(), "--db", db.c_str(),
             static_cast<char*>(nullptr));
       _exit(127);
     }

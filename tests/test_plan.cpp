@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "plan/plan.h"
+#include "tests/paths.h"
 
 namespace tunebench::plan {
 namespace {
@@ -38,7 +39,7 @@ Plan planned_file(const std::string& path, const knobs::HostCaps& host) {
 }
 
 TEST(Plan, TheShippedSmokeSuiteRunsEverythingOnTwoCores) {
-  const Plan smoke = planned_file(TUNEBENCH_SOURCE_DIR "/suites/smoke.json", two_cores());
+  const Plan smoke = planned_file(test_paths::source_file("suites/smoke.json"), two_cores());
   ASSERT_FALSE(smoke.experiments.empty());
   for (const auto& [x, not_applicable] : smoke.experiments) EXPECT_EQ(not_applicable, "") << x.name;
 }
@@ -213,7 +214,7 @@ TEST(Plan, CudaExperimentsWithoutAGpuAreNotApplicableAndTheSuiteStillExpands) {
 
 TEST(Plan, TheCudaSuitesAreValidAndNotApplicableWithoutAGpu) {
   for (const char* name : {"cuda-smoke", "cuda-nightly"}) {
-    const std::string path = std::string(TUNEBENCH_SOURCE_DIR "/suites/") + name + ".json";
+    const std::string path = test_paths::source_file(std::string("suites/") + name + ".json");
     const Plan without = planned_file(path, two_cores());
     EXPECT_EQ(without.suite_path, path);
     for (const auto& [x, not_applicable] : without.experiments) {

@@ -12,6 +12,7 @@
 #include "run/host.h"
 #include "run/orchestrator.h"
 #include "store/storage.h"
+#include "tests/paths.h"
 #include "worker/ddp.h"
 
 namespace tunebench {
@@ -27,10 +28,10 @@ std::map<std::string, storage::Database::StoredTrial> run(const std::string& fil
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string db = (dir / "procs.sqlite").string();
-  const auto w = orchestrator::spawn(
-      {TUNEBENCH_BINARY, "run", "--suite", TUNEBENCH_SOURCE_DIR "/tests/suites/procs.json",
-       "--filter", filter, "--db", db, "--quiet"},
-      {{"PATH", "/usr/bin:/bin"}}, "", 600);
+  const auto w = orchestrator::spawn({test_paths::tunebench_binary(), "run", "--suite",
+                                      test_paths::source_file("tests/suites/procs.json"),
+                                      "--filter", filter, "--db", db, "--quiet"},
+                                     {{"PATH", "/usr/bin:/bin"}}, "", 600);
   EXPECT_EQ(w.exit_code, 0) << w.err_tail;
   storage::Database reader(db);
   std::map<std::string, storage::Database::StoredTrial> by_arm;

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "plan/suite.h"
+#include "tests/paths.h"
 
 namespace tunebench::suite {
 namespace {
@@ -24,7 +25,7 @@ std::string one(const std::string& experiment) {
 }
 
 TEST(Suite, TheShippedSuitesAreValid) {
-  const Suite smoke = load(TUNEBENCH_SOURCE_DIR "/suites/smoke.json");
+  const Suite smoke = load(test_paths::source_file("suites/smoke.json"));
   EXPECT_EQ(smoke.name, "smoke");
   EXPECT_EQ(smoke.hash.size(), 64u);
   for (const std::string id :

@@ -9,6 +9,7 @@
 #include "platform/compat.h"
 #include "run/host.h"
 #include "run/orchestrator.h"
+#include "tests/paths.h"
 #include "worker/worker.h"
 
 namespace tunebench {
@@ -40,7 +41,7 @@ TrialResult run_worker(const TrialSpec& t,
   if (!setup.preload.empty()) env["LD_PRELOAD"] = setup.preload.front();
   for (const auto& [k, v] : extra_env) env[k] = v;
   std::vector<std::string> argv = setup.launcher;
-  argv.push_back(TUNEBENCH_BINARY);
+  argv.push_back(test_paths::tunebench_binary());
   argv.push_back("worker");
   const auto w = orchestrator::spawn(argv, env, to_json(t).dump(), 120);
   EXPECT_EQ(w.exit_code, 0) << w.err_tail;

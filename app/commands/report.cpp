@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "app/commands.h"
+#include "core/build_paths.h"
 
 namespace tunebench::cli {
 
@@ -26,7 +27,7 @@ std::vector<std::string> render_arguments(const ReportOptions& options) {
 }  // namespace
 
 int report_command(const ReportOptions& options) {
-  const std::string source = TUNEBENCH_SOURCE_DIR;
+  const std::string& source = build_paths::source_dir();
   const char* from_env = std::getenv("TUNEBENCH_PYTHON");
   const std::string python = from_env ? from_env : source + "/.venv/bin/python";
   if (access(python.c_str(), X_OK) != 0) {
