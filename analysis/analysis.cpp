@@ -39,10 +39,11 @@ std::string format_run(const RunReport& report) {
   }
   out +=
       "effects are ratios on/off of the median (time per iteration, peak RSS): < 1 means the knob "
-      "reduces it; [95% hierarchical bootstrap interval]\n";
+      "reduces it; [95% interval: a hierarchical bootstrap, or for a paired experiment (both arms "
+      "alternating in each worker) a t interval over its workers]\n";
   for (const auto& x : report.experiments) {
     out += fmt::format("\n{}  ({} {} {}, batch {})\n", x.name, x.model, x.preset, x.mode, x.batch);
-    if (x.knob == "aa") out += "  A/A control: both arms identical; expect no measurable effect\n";
+    if (x.knob == "aa") out += "  A/A control: both arms identical; expect no effect\n";
     if (!x.claim.empty()) out += "  claim: " + x.claim + "\n";
     if (!x.false_claim.empty()) out += "  false claim in the sources: " + x.false_claim + "\n";
     for (const auto& a : x.arms) {

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
+#include "analysis/paired.h"
 #include "knobs/knobs.h"
 
 namespace tunebench::analysis {
@@ -32,10 +35,14 @@ std::vector<std::pair<std::string, bool>> factors_of(const std::string& arm) {
   return out;
 }
 
-// One experiment's ok samples, by arm, grouped by process.
+// One experiment's ok samples, by arm, grouped by process; a paired experiment's also by worker
+// (process_index), with the arms of each worker that were ok.
 struct Samples {
   std::map<std::string, stats::Groups> time, memory, tensor;
   std::map<std::string, std::vector<double>> rss, probes, faults, ips, trial_medians;
+  std::map<int, std::vector<PairedSample>> paired;
+  std::map<int, int> paired_ok_arms;
+  bool is_paired = false;
 };
 
 void add_trial(ExperimentReport& x, std::map<std::string, size_t>& arm_index, Samples& s,
@@ -56,6 +63,12 @@ void add_trial(ExperimentReport& x, std::map<std::string, size_t>& arm_index, Sa
   }
   ++a.ok;
   if (a.evidence.is_null()) a.evidence = r.evidence;
+  if (t.spec.pairing.paired()) {
+    s.is_paired = true;
+    auto& worker = s.paired[t.spec.process_index];
+    worker.insert(worker.end(), r.paired_samples.begin(), r.paired_samples.end());
+    ++s.paired_ok_arms[t.spec.process_index];
+  }
   s.time[arm].push_back(r.sample_seconds);
   s.memory[arm].push_back({double(r.peak_rss_bytes)});
   // The peak of CPU tensor memory in one step (worker/actions/execution.h): exact where RSS is
@@ -95,6 +108,51 @@ const ArmReport* find_arm(const ExperimentReport& x, const std::string& arm) {
   return nullptr;
 }
 
+// A paired experiment's time effect (analysis/paired.h): within each worker whose two arms were
+// both ok, the log ratios of its adjacent OFF/ON blocks; across workers, a t interval.
+stats::Effect paired_time_effect(const Samples& s) {
+  std::vector<std::vector<PairedSample>> workers;
+  for (const auto& [worker, samples] : s.paired) {
+    if (s.paired_ok_arms.at(worker) != 2) continue;
+    workers.push_back(samples);  // OFF's samples, then ON's: back into the order taken
+    std::sort(workers.back().begin(), workers.back().end(),
+              [](const PairedSample& a, const PairedSample& b) {
+                return std::tie(a.block, a.position) < std::tie(b.block, b.position);
+              });
+  }
+  const stats::paired::Options options;
+  const stats::paired::Effect p = stats::paired::estimate(workers, options);
+  stats::Effect e{p.ratio, p.lo, p.hi, options.confidence, 0, p.verdict, "", options.equivalence};
+  e.note = fmt::format(
+      "paired: {} workers, {} pairs of blocks kept, {} dropped as contaminated; workers differ "
+      "by {:.1f}% (sd), pairs within a worker by {:.1f}%",
+      p.workers, p.pairs, p.dropped, 100 * p.between_worker_sd, 100 * p.within_worker_sd);
+  if (std::isfinite(p.half_width) && p.half_width > options.target &&
+      p.verdict != stats::Verdict::not_precise) {
+    e.note += fmt::format("; ±{:.1f}%, wider than the ±{:g}% target", 100 * p.half_width,
+                          100 * options.target);
+  }
+  return e;
+}
+
+// The time effect of arms measured in processes of their own (the bootstrap over processes); an
+// interval wider than the paired design's ±2 % target says why it is.
+stats::Effect separate_time_effect(Samples& s, const std::string& off, const std::string& on) {
+  stats::Effect e = stats::effect(s.time[off], s.time[on]);
+  const stats::paired::Options paired;
+  if (std::isfinite(e.lo) && std::isfinite(e.hi) && e.lo > 0) {
+    const double half_width = std::sqrt(e.hi / e.lo) - 1;
+    if (half_width > paired.target) {
+      e.note += fmt::format(
+          "{}±{:.1f}%, wider than the ±{:g}% target: the arms ran in separate processes, whose "
+          "differences this interval includes (paired measurement alternates arms inside each "
+          "worker only for knobs that switch inside a process)",
+          e.note.empty() ? "" : "; ", 100 * half_width, 100 * paired.target);
+    }
+  }
+  return e;
+}
+
 // The effects of switching from arm `off` to arm `on`: time, and peak memory for memory knobs.
 void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const std::string& on,
                  const std::string& compared) {
@@ -104,7 +162,8 @@ void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const 
     x.problem = "no valid trial in arm " + (a_off.ok == 0 ? off : on) + ": no effect computed";
     return;
   }
-  x.effects.push_back({"time", compared, stats::effect(s.time[off], s.time[on])});
+  x.effects.push_back(
+      {"time", compared, s.is_paired ? paired_time_effect(s) : separate_time_effect(s, off, on)});
   const knobs::Knob* knob = knobs::find(x.knob);
   if (!knob || !knob->memory_effect) return;
   // Peak memory is the tensor peak where every trial measured it, with peak RSS beside it; RSS
@@ -113,8 +172,10 @@ void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const 
     stats::Effect tensor = stats::effect(s.tensor[off], s.tensor[on]);
     tensor.note = kTensorPeakNote + (tensor.note.empty() ? "" : "; " + tensor.note);
     x.effects.push_back({"peak memory", compared, tensor});
-    x.effects.push_back({"peak RSS", compared, stats::effect(s.memory[off], s.memory[on])});
-  } else {
+    // Both arms of a paired worker share one process and so one peak RSS: no effect there.
+    if (!s.is_paired)
+      x.effects.push_back({"peak RSS", compared, stats::effect(s.memory[off], s.memory[on])});
+  } else if (!s.is_paired) {
     x.effects.push_back({"peak memory", compared, stats::effect(s.memory[off], s.memory[on])});
   }
 }

@@ -114,26 +114,6 @@ WorkerPairs pair_up(const std::vector<Sample>& samples, const Options& options) 
   return out;
 }
 
-std::string to_string(Verdict verdict, double equivalence, double half_width) {
-  switch (verdict) {
-    case Verdict::helps:
-      return "helps";
-    case Verdict::hurts:
-      return "hurts";
-    case Verdict::equivalent:
-      return fmt::format("no effect beyond ±{:g}%", equivalence * 100);
-    case Verdict::inconclusive:
-      return "inconclusive";
-    case Verdict::not_precise:
-      return fmt::format("not precise enough (±{:.1f}%)", half_width * 100);
-    case Verdict::host_too_busy:
-      return "host too busy";
-    case Verdict::insufficient:
-      return "insufficient data";
-  }
-  return "?";
-}
-
 Effect estimate(const std::vector<std::vector<Sample>>& workers, const Options& options) {
   check_options(options);
   Effect e;

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/stats.h"
 #include "core/records.h"
 
 namespace tunebench::stats::paired {
@@ -65,18 +66,9 @@ WorkerPairs pair_up(const std::vector<Sample>& samples, const Options& options =
 // The mean of `values` with floor(trim · n) values cut from each end (trim in [0, 0.5)).
 double trimmed_mean(std::vector<double> values, double trim);
 
-enum class Verdict {
-  helps,          // the interval lies on the better side of 1
-  hurts,          // on the worse side
-  equivalent,     // the 1 − 2α interval lies inside ±equivalence: no effect beyond it
-  inconclusive,   // precise enough, but neither of the above
-  not_precise,    // the half-width is above the target (the budget ran out first)
-  host_too_busy,  // too many pairs dropped as contaminated
-  insufficient,   // fewer than min_workers workers with pairs
-};
-// "helps", "hurts", "no effect beyond ±2%", "inconclusive", "not precise enough (±3.4%)",
-// "host too busy", "insufficient data".
-std::string to_string(Verdict verdict, double equivalence = 0.02, double half_width = 0);
+// helps, hurts, equivalent ("no effect beyond ±2%"), inconclusive, not precise, host too busy,
+// insufficient (stats::Verdict, whose to_string prints them).
+using Verdict = stats::Verdict;
 
 struct Effect {
   double ratio = 0;              // exp(mean of the workers' estimates): ON time / OFF time

@@ -1,5 +1,7 @@
 #include "analysis/stats.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -209,7 +211,7 @@ Summary summarize(const std::vector<double>& values) {
   return summary;
 }
 
-std::string to_string(Verdict verdict) {
+std::string to_string(Verdict verdict, double margin, double half_width) {
   switch (verdict) {
     case Verdict::helps:
       return "helps";
@@ -219,14 +221,27 @@ std::string to_string(Verdict verdict) {
       return "no measurable effect";
     case Verdict::insufficient:
       return "insufficient data";
+    case Verdict::equivalent:
+      return fmt::format("no effect beyond ±{:g}%", margin * 100);
+    case Verdict::inconclusive:
+      return "inconclusive";
+    case Verdict::not_precise:
+      return std::isfinite(half_width)
+                 ? fmt::format("not precise enough (±{:.1f}%)", half_width * 100)
+                 : "not precise enough";
+    case Verdict::host_too_busy:
+      return "host too busy";
   }
   throw std::invalid_argument("unknown Verdict " + std::to_string(static_cast<int>(verdict)));
 }
 
 Verdict verdict_from_string(const std::string& text) {
-  for (Verdict v : {Verdict::helps, Verdict::hurts, Verdict::no_effect, Verdict::insufficient}) {
+  for (Verdict v : {Verdict::helps, Verdict::hurts, Verdict::no_effect, Verdict::insufficient,
+                    Verdict::inconclusive, Verdict::host_too_busy}) {
     if (to_string(v) == text) return v;
   }
+  if (text.rfind("no effect beyond ", 0) == 0) return Verdict::equivalent;
+  if (text.rfind("not precise enough", 0) == 0) return Verdict::not_precise;
   throw std::invalid_argument("unknown verdict \"" + text + "\"");
 }
 
@@ -361,7 +376,9 @@ std::string format_effect(const Effect& effect) {
   const std::string interval =
       has_interval ? "[" + number(effect.lo, decimals) + ", " + number(effect.hi, decimals) + "]"
                    : "[no interval]";
-  return ratio + " " + interval + " " + to_string(effect.verdict);
+  const double half_width =
+      has_interval && effect.lo > 0 ? std::sqrt(effect.hi / effect.lo) - 1 : NAN;
+  return ratio + " " + interval + " " + to_string(effect.verdict, effect.margin, half_width);
 }
 
 }  // namespace tunebench::stats

@@ -10,6 +10,7 @@
 // it would be undefined or would flip the verdict).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -46,10 +47,24 @@ Summary summarize(const std::vector<double>& values);
 // Empty processes are ignored everywhere.
 using Groups = std::vector<std::vector<double>>;
 
-enum class Verdict { helps, hurts, no_effect, insufficient };
-// "helps", "hurts", "no measurable effect", "insufficient data".
-std::string to_string(Verdict verdict);
-// The inverse of to_string (stored verdicts); std::invalid_argument for another text.
+// What an interval says. The first four are the bootstrap's (effect(), contrast()); the paired
+// estimator (analysis/paired.h) decides between helps, hurts and the last four.
+enum class Verdict {
+  helps,         // the interval lies on the better side of 1
+  hurts,         // on the worse side
+  no_effect,     // the bootstrap interval contains 1
+  insufficient,  // too few samples (or workers) for an interval
+  equivalent,  // the 1 − 2α interval lies inside ±margin: no effect beyond it (two one-sided tests)
+  inconclusive,   // precise enough, but neither better, worse nor equivalent
+  not_precise,    // the half-width is above the target (the budget ran out first)
+  host_too_busy,  // too many samples dropped as contaminated by other processes
+};
+// "helps", "hurts", "no measurable effect", "insufficient data", "no effect beyond ±2%" (the
+// margin), "inconclusive", "not precise enough (±3.4%)" (the half-width, when finite; without it
+// "not precise enough"), "host too busy".
+std::string to_string(Verdict verdict, double margin = 0.02, double half_width = NAN);
+// The inverse of to_string (stored verdicts; the numbers in the last texts are not parsed back);
+// std::invalid_argument for another text.
 Verdict verdict_from_string(const std::string& text);
 
 struct Effect {
@@ -59,8 +74,9 @@ struct Effect {
   double confidence;  // of the interval, e.g. 0.95
   int resamples;      // bootstrap resamples drawn
   Verdict verdict;
-  std::string note;  // caveats, "; "-separated, e.g. "1 process per arm: the interval ignores
-                     // between-process variance"; empty when there are none
+  std::string note;      // caveats, "; "-separated, e.g. "1 process per arm: the interval ignores
+                         // between-process variance"; empty when there are none
+  double margin = 0.02;  // of "no effect beyond ±margin" (Verdict::equivalent)
 };
 
 struct EffectOptions {

@@ -48,7 +48,11 @@ json to_json(const TrialSpec& s) {
           {"timeout_s", s.timeout_s},
           {"process_index", s.process_index},
           {"sequence", s.sequence},
-          {"seed", s.seed}};
+          {"seed", s.seed},
+          {"pairing",
+           {{"blocks", s.pairing.blocks},
+            {"block_samples", s.pairing.block_samples},
+            {"on_first", s.pairing.on_first}}}};
 }
 
 TrialSpec trial_spec_from_json(const json& j) {
@@ -72,6 +76,12 @@ TrialSpec trial_spec_from_json(const json& j) {
     s.process_index = j.value("process_index", 0);
     s.sequence = j.value("sequence", 0);
     s.seed = j.value("seed", uint64_t{1});
+    if (j.contains("pairing")) {
+      const auto& p = j.at("pairing");
+      s.pairing.blocks = p.value("blocks", 0);
+      s.pairing.block_samples = p.value("block_samples", 0);
+      s.pairing.on_first = p.value("on_first", false);
+    }
     return s;
   } catch (const json::exception& e) {
     throw std::invalid_argument(std::string("trial spec: ") + e.what());
@@ -79,17 +89,22 @@ TrialSpec trial_spec_from_json(const json& j) {
 }
 
 json to_json(const TrialResult& r) {
-  return {{"status", r.status},
-          {"error", r.error},
-          {"sample_seconds", r.sample_seconds},
-          {"probe_seconds", r.probe_seconds},
-          {"peak_rss_bytes", r.peak_rss_bytes},
-          {"page_faults_per_iteration", r.page_faults_per_iteration},
-          {"device_peak_bytes", r.device_peak_bytes},
-          {"items_per_second", r.items_per_second},
-          {"check_value", r.check_value},
-          {"evidence", r.evidence},
-          {"worker_stderr", r.worker_stderr}};
+  json out = {{"status", r.status},
+              {"error", r.error},
+              {"sample_seconds", r.sample_seconds},
+              {"probe_seconds", r.probe_seconds},
+              {"peak_rss_bytes", r.peak_rss_bytes},
+              {"page_faults_per_iteration", r.page_faults_per_iteration},
+              {"device_peak_bytes", r.device_peak_bytes},
+              {"items_per_second", r.items_per_second},
+              {"check_value", r.check_value},
+              {"evidence", r.evidence},
+              {"worker_stderr", r.worker_stderr}};
+  if (!r.paired_samples.empty()) {
+    out["paired_samples"] = json::array();
+    for (const auto& sample : r.paired_samples) out["paired_samples"].push_back(to_json(sample));
+  }
+  return out;
 }
 
 TrialResult trial_result_from_json(const json& j) {
@@ -106,6 +121,9 @@ TrialResult trial_result_from_json(const json& j) {
     r.check_value = j.value("check_value", 0.0);
     r.evidence = j.value("evidence", json::object());
     r.worker_stderr = j.value("worker_stderr", "");
+    for (const auto& sample : j.value("paired_samples", json::array())) {
+      r.paired_samples.push_back(paired_sample_from_json(sample));
+    }
     if (r.status != "ok" && r.status != "invalid" && r.status != "failed") {
       throw std::invalid_argument("trial result: status must be ok, invalid or failed, got \"" +
                                   r.status + "\"");

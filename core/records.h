@@ -22,6 +22,32 @@ enum class Mode { infer, train };
 std::string to_string(Mode mode);
 Mode mode_from_string(const std::string& text);  // throws std::invalid_argument
 
+// One timed sample of a paired trial.
+struct PairedSample {
+  bool on = false;                   // the arm: false OFF, true ON
+  int block = 0;                     // the block's index in the worker's sequence, 0, 1, 2, …
+  int position = 0;                  // the sample's index inside its block
+  double seconds = 0;                // wall time per iteration
+  double cpu_seconds = 0;            // process CPU time per iteration (all threads)
+  double wait_seconds = 0;           // run-queue wait per iteration, all threads (schedstat)
+  int64_t involuntary_switches = 0;  // context switches forced on the process over the sample
+  int64_t start_ns = 0;              // CLOCK_MONOTONIC at the sample's start
+};
+nlohmann::json to_json(const PairedSample& sample);
+PairedSample paired_sample_from_json(const nlohmann::json& j);  // throws std::invalid_argument
+
+// Where a trial's arm sits in a paired trial (PairedSpec): both arms of one worker process carry
+// the same pairing and the same process_index. blocks 0: the trial ran alone in its process.
+struct Pairing {
+  int blocks = 0;
+  int block_samples = 0;
+  bool on_first = false;
+  bool paired() const { return blocks > 0; }
+  bool operator==(const Pairing& o) const {
+    return blocks == o.blocks && block_samples == o.block_samples && on_first == o.on_first;
+  }
+};
+
 // One trial: one fresh worker process measuring one arm of one experiment. The orchestrator
 // sends it to the worker as JSON on stdin.
 struct TrialSpec {
@@ -40,6 +66,7 @@ struct TrialSpec {
   int process_index = 0;   // which process of this arm, 0 … processes−1
   int sequence = 0;        // position in the run's interleaved order
   uint64_t seed = 1;       // weights and batch
+  Pairing pairing;         // set for the two arms of a paired trial
 };
 nlohmann::json to_json(const TrialSpec& spec);
 TrialSpec trial_spec_from_json(const nlohmann::json& j);  // throws std::invalid_argument
@@ -58,6 +85,9 @@ struct TrialResult {
   double check_value = 0;  // correctness guard: output checksum or loss after one step
   nlohmann::json evidence = nlohmann::json::object();  // settings read back inside the worker
   std::string worker_stderr;                           // the tail of the worker's stderr
+  // A paired trial's samples of this arm, each with its block, position and contamination
+  // figures, in the order taken (sample_seconds holds the same times); empty for a trial alone.
+  std::vector<PairedSample> paired_samples;
 };
 nlohmann::json to_json(const TrialResult& result);
 TrialResult trial_result_from_json(const nlohmann::json& j);  // throws std::invalid_argument
@@ -78,20 +108,6 @@ nlohmann::json to_json(const PairedSpec& spec);
 // hold one block of each arm: the pairs of analysis/paired.h.
 std::vector<bool> abba_order(int blocks, bool on_first);
 PairedSpec paired_spec_from_json(const nlohmann::json& j);  // throws std::invalid_argument
-
-// One timed sample of a paired trial.
-struct PairedSample {
-  bool on = false;                   // the arm: false OFF, true ON
-  int block = 0;                     // the block's index in the worker's sequence, 0, 1, 2, …
-  int position = 0;                  // the sample's index inside its block
-  double seconds = 0;                // wall time per iteration
-  double cpu_seconds = 0;            // process CPU time per iteration (all threads)
-  double wait_seconds = 0;           // run-queue wait per iteration, all threads (schedstat)
-  int64_t involuntary_switches = 0;  // context switches forced on the process over the sample
-  int64_t start_ns = 0;              // CLOCK_MONOTONIC at the sample's start
-};
-nlohmann::json to_json(const PairedSample& sample);
-PairedSample paired_sample_from_json(const nlohmann::json& j);  // throws std::invalid_argument
 
 // What a paired trial produced: each arm's result as a trial of its own would give it (status,
 // guard value, evidence, page faults; sample_seconds are that arm's samples in order) and every

@@ -11,6 +11,8 @@
 //     valid model, and its memory estimate is a finite positive number;
 //   - the process-start setup (environment, preloads, launcher) is built without error and only
 //     from absolute paths;
+//   - a paired trial's two arms come together, differ only in knobs that switch inside a process,
+//     and make a paired spec the worker accepts;
 //   - the suite as stored (its JSON dumped) parses again into the same trials (--resume).
 //
 // `fuzz_suite -dict_out=FILE` writes a libFuzzer dictionary (JSON tokens, field names, every
@@ -109,6 +111,28 @@ void check_trial(const TrialSpec& t, const std::string& input) {
   }
 }
 
+// A paired trial's OFF arm is followed by its ON arm (same worker and pairing), the two make a
+// paired spec the worker accepts, and they differ only in knobs that switch inside a process.
+void check_pair(const std::vector<TrialSpec>& trials, size_t i, const std::string& input) {
+  const TrialSpec& t = trials[i];
+  if (!t.pairing.paired() || t.arm != "off") return;
+  if (i + 1 >= trials.size() || trials[i + 1].arm != "on" ||
+      trials[i + 1].process_index != t.process_index || !(trials[i + 1].pairing == t.pairing)) {
+    finding("a paired OFF trial is not followed by its ON arm: " + to_json(t).dump(), input);
+  }
+  const TrialSpec& on = trials[i + 1];
+  if (!knobs::pairable(t.settings, on.settings)) {
+    finding("paired arms differ in a process-start knob: " + to_json(on).dump(), input);
+  }
+  try {
+    paired_spec_from_json(json::parse(
+        to_json(PairedSpec{t, on, t.pairing.blocks, t.pairing.block_samples, t.pairing.on_first})
+            .dump()));
+  } catch (const std::invalid_argument& e) {
+    finding(std::string("the worker refuses a planned paired trial: ") + e.what(), input);
+  }
+}
+
 void one_input(const std::string& input) {
   const knobs::HostCaps h = host();
   suite::Suite s;
@@ -141,6 +165,7 @@ void one_input(const std::string& input) {
   for (size_t i = 0; i < trials.size(); ++i) {
     if (trials[i].sequence != int(i)) finding("trial sequence is not its position", input);
     check_trial(trials[i], input);
+    check_pair(trials, i, input);
   }
   // --resume parses the stored suite again and must get the same trials.
   std::vector<TrialSpec> again;
@@ -191,10 +216,11 @@ void write_dictionary(const char* path) {
     token(t);
   }
   for (const char* field :
-       {"name",    "description", "defaults",  "experiments", "processes", "warmup",
-        "samples", "iterations",  "timeout_s", "batch",       "mode",      "model",
-        "preset",  "options",     "settings",  "knob",        "factorial", "arms",
-        "aa",      "off",         "on",        "infer",       "train"}) {
+       {"name",    "description",   "defaults",  "experiments", "processes", "warmup",
+        "samples", "iterations",    "timeout_s", "batch",       "mode",      "model",
+        "preset",  "options",       "settings",  "knob",        "factorial", "arms",
+        "aa",      "off",           "on",        "infer",       "train",     "design",
+        "blocks",  "block_samples", "paired",    "auto",        "device"}) {
     token(std::string("\"") + field + "\"");
   }
   for (const auto& k : knobs::catalog()) {

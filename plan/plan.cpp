@@ -101,10 +101,13 @@ std::vector<TrialSpec> trials(const Plan& plan, const std::string& filter) {
     if (!filter.empty() && !std::regex_search(x.name, pattern)) continue;
     matched = true;
     if (!not_applicable.empty()) continue;
+    const bool paired = x.design == "paired";
     for (int p = 0; p < x.processes; ++p) {
-      // ABBA: even rounds run the arms forward, odd rounds backward, so drift hits all alike.
+      // ABBA: even rounds run the arms forward, odd rounds backward, so drift hits all alike. A
+      // paired worker holds both arms (OFF then ON here; the orchestrator runs them as one
+      // process): odd workers build, warm and time the ON arm first.
       for (size_t i = 0; i < x.arms.size(); ++i) {
-        const suite::Arm& arm = x.arms[p % 2 == 0 ? i : x.arms.size() - 1 - i];
+        const suite::Arm& arm = x.arms[p % 2 == 0 || paired ? i : x.arms.size() - 1 - i];
         TrialSpec t;
         t.experiment = x.name;
         t.knob = x.knob;
@@ -122,6 +125,10 @@ std::vector<TrialSpec> trials(const Plan& plan, const std::string& filter) {
         t.process_index = p;
         t.sequence = static_cast<int>(trials.size());
         t.seed = experiment_seed;  // same weights and batch in every arm: the guard compares them
+        if (paired) {
+          t.pairing = {x.blocks, x.block_samples, p % 2 == 1};
+          t.samples = x.blocks / 2 * x.block_samples;
+        }
         trials.push_back(std::move(t));
       }
     }

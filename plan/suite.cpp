@@ -134,9 +134,10 @@ void check_setting_models(const Context& ctx, const json& settings, const std::s
   }
 }
 
-const std::vector<std::string> kSharedFields{"processes", "warmup",  "samples",  "iterations",
-                                             "timeout_s", "batch",   "mode",     "model",
-                                             "preset",    "options", "settings", "device"};
+const std::vector<std::string> kSharedFields{"processes", "warmup",  "samples",      "iterations",
+                                             "timeout_s", "batch",   "mode",         "model",
+                                             "preset",    "options", "settings",     "device",
+                                             "design",    "blocks",  "block_samples"};
 
 // The fields an experiment shares with "defaults" (`merged`): model, mode, counts, settings.
 void parse_shared(const Context& ctx, const json& merged, const std::string& where, Experiment& x) {
@@ -159,6 +160,19 @@ void parse_shared(const Context& ctx, const json& merged, const std::string& whe
   x.samples = number<int>(ctx, merged, where, "samples", 5, 1, 1000000);
   x.iterations = number<int>(ctx, merged, where, "iterations", 1, 1, 1000000);
   x.timeout_s = number<double>(ctx, merged, where, "timeout_s", 300, 1, 7 * 24 * 3600);
+  x.design = text(ctx, merged, where, "design", "processes", false);
+  if (x.design != "processes" && x.design != "paired" && x.design != "auto") {
+    ctx.fail(where + "/design",
+             fmt::format("must be \"processes\", \"paired\" or \"auto\", got \"{}\"", x.design));
+  }
+  x.blocks = number<int>(ctx, merged, where, "blocks", 16, 2, 100000);
+  if (x.blocks % 2 != 0) {
+    ctx.fail(
+        where + "/blocks",
+        fmt::format("must be even (blocks 2j and 2j+1 are one OFF/ON pair), got {}", x.blocks));
+  }
+  // The estimator drops each block's first sample (carry-over from the other arm).
+  x.block_samples = number<int>(ctx, merged, where, "block_samples", 4, 2, 100000);
   x.settings = checked_settings(ctx, merged.value("settings", json::object()), where + "/settings");
 }
 
@@ -267,6 +281,36 @@ void parse_device(const Context& ctx, const json& merged, const std::string& whe
   }
 }
 
+// "paired" where the suite asks for it (and it can be), or "auto" finds it can; else "processes".
+void resolve_design(const Context& ctx, const std::string& where, Experiment& x) {
+  std::string why_not;
+  if (!x.factors.empty()) {
+    why_not = "a factorial experiment has more than two arms; pairing alternates two";
+  } else {
+    json off = x.settings, on = x.settings;
+    off.update(x.arms[0].settings);
+    on.update(x.arms[1].settings);
+    if (!knobs::pairable(off, on)) {
+      why_not = fmt::format(
+          "{} acts when the worker process starts, so its arms cannot alternate inside one "
+          "process",
+          x.varied.front());
+    }
+  }
+  if (x.design == "paired" && !why_not.empty()) {
+    ctx.fail(where + "/design", "\"paired\" is not possible: " + why_not +
+                                    "; use \"processes\" (or \"auto\", which pairs where it can)");
+  }
+  x.design =
+      (x.design == "paired" || (x.design == "auto" && why_not.empty())) ? "paired" : "processes";
+  if (x.design == "paired" && x.processes < 3) {
+    ctx.fail(where + "/processes",
+             fmt::format("a paired experiment needs at least 3 worker processes (its interval has "
+                         "processes - 1 degrees of freedom), got {}",
+                         x.processes));
+  }
+}
+
 Experiment parse_experiment(const Context& ctx, const json& e, const json& defaults,
                             const std::string& where) {
   if (!e.is_object()) ctx.fail(where, "must be an object, got " + short_dump(e));
@@ -301,6 +345,7 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
     if (has_knob)
       check_setting_models(ctx, arm.settings, where + "/arms/" + arm.name, x.model.model, x.varied);
   }
+  resolve_design(ctx, where, x);
   x.name = experiment_name(ctx, e, where, x);
   parse_device(ctx, merged, where, x);
   return x;

@@ -21,7 +21,8 @@
 // Per experiment (each may also be given in "defaults"): name (default knob.model-preset-mode),
 // options (model options), settings (applied to every arm), batch, processes (worker processes
 // per arm), warmup (iterations), samples (per process), iterations (per sample), timeout_s,
-// device ("cpu" or "cuda"; default "cuda" for a CUDA-only knob, else "cpu").
+// device ("cpu" or "cuda"; default "cuda" for a CUDA-only knob, else "cpu"), design ("processes",
+// "paired" or "auto"; default "processes"), blocks and block_samples (a paired design's shape).
 // "aa": true makes an experiment an A/A control: both arms run the knob's ON setting, so its
 // effect measures the noise floor and should come out as "no measurable effect".
 #pragma once
@@ -62,6 +63,14 @@ struct Experiment {
   int samples = 5;
   int iterations = 1;
   double timeout_s = 300;
+  // How the arms are measured (the "design" field): "processes", each arm in `processes` worker
+  // processes of its own; or "paired", `processes` workers each holding both arms and alternating
+  // them in ABBA blocks (worker/paired.h), only where the arms differ in knobs that switch inside
+  // a process (knobs::pairable). "auto" in the suite becomes "paired" where it can, else
+  // "processes". A paired arm takes blocks / 2 · block_samples samples; "samples" is not used.
+  std::string design = "processes";
+  int blocks = 16;             // paired: ABBA blocks per worker (even: blocks 2j and 2j+1 pair)
+  int block_samples = 4;       // paired: samples per block; the first of each is discarded
   bool aa = false;             // an A/A control: both arms run the knob's ON setting
   std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)
 };

@@ -68,6 +68,19 @@ class ReportError(Exception):
 # ============================================================================================
 
 HELPS, HURTS, NO_EFFECT, INSUFFICIENT = "helps", "hurts", "no measurable effect", "insufficient data"
+# The paired estimator's verdicts (analysis/paired.h). Stored verdicts carry their numbers ("no
+# effect beyond ±2%", "not precise enough (±3.4%)"); verdict_kind() drops them.
+EQUIVALENT, INCONCLUSIVE = "no effect beyond the margin", "inconclusive"
+NOT_PRECISE, HOST_BUSY = "not precise enough", "host too busy"
+
+
+def verdict_kind(verdict: str) -> str:
+    """A stored verdict without its numbers: "no effect beyond ±2%" is EQUIVALENT."""
+    if verdict.startswith("no effect beyond"):
+        return EQUIVALENT
+    if verdict.startswith("not precise enough"):
+        return NOT_PRECISE
+    return verdict
 
 # ============================================================================================
 # Compute: reading the database
@@ -679,6 +692,10 @@ VERDICT_COLOURS = {
     HELPS: "#1a9641",
     HURTS: "#d7191c",
     NO_EFFECT: "#8c8c8c",
+    EQUIVALENT: "#4d7fb3",
+    INCONCLUSIVE: "#b8860b",
+    NOT_PRECISE: "#e08a2c",
+    HOST_BUSY: "#c8c8c8",
     INSUFFICIENT: "#c8c8c8",
     "interact": "#7b3294",
     "no measurable interaction": "#8c8c8c",
@@ -765,7 +782,7 @@ def style_ratio_axis(ax, lo: float, hi: float, left_text: str, right_text: str, 
 
 
 def draw_interval(ax, y: float, ratio: float, lo: float, hi: float, verdict: str):
-    colour = VERDICT_COLOURS.get(verdict, VERDICT_COLOURS[NO_EFFECT])
+    colour = VERDICT_COLOURS.get(verdict_kind(verdict), VERDICT_COLOURS[NO_EFFECT])
     if math.isfinite(lo) and math.isfinite(hi):
         ax.plot([lo, hi], [y, y], color=colour, lw=4, solid_capstyle="butt")
         ax.plot([lo, lo], [y - 0.17, y + 0.17], color=colour, lw=1.5)
@@ -861,7 +878,7 @@ def plot_forest(experiments: list[Experiment], hostname: str) -> bytes | None:
             lines.append(("memory", memory))
         y = i - 0.27 if len(lines) == 2 else i - 0.12
         for name, e in lines:
-            colour = VERDICT_COLOURS.get(e.verdict, "#555555")
+            colour = VERDICT_COLOURS.get(verdict_kind(e.verdict), "#555555")
             axes["text"].text(0.0, y, e.verdict.upper() if e.verdict in (HELPS, HURTS) else e.verdict,
                               color=colour, fontsize=9.5, fontweight="bold", va="center", ha="left")
             numbers = effect_text(e)
@@ -1271,7 +1288,8 @@ def md(value) -> str:
 
 def verdict_class(verdict: str) -> str:
     return {HELPS: "helps", HURTS: "hurts", NO_EFFECT: "none", INSUFFICIENT: "insufficient",
-            NO_RESULT: "insufficient"}.get(verdict, "none")
+            NO_RESULT: "insufficient", EQUIVALENT: "equivalent", INCONCLUSIVE: "none",
+            NOT_PRECISE: "imprecise", HOST_BUSY: "insufficient"}.get(verdict_kind(verdict), "none")
 
 
 def effect_text(e) -> str:
@@ -1292,7 +1310,7 @@ h3{font-size:15px;margin:16px 0 6px}
 .chip{display:inline-block;border-radius:4px;padding:1px 7px;margin:1px 2px;font-size:13px;color:#fff}
 table.effects{width:100%} small{color:#555}
 .helps{background:#1a9641;color:#fff} .hurts{background:#d7191c;color:#fff}
-.none{background:#8c8c8c;color:#fff} .insufficient{background:#d9d9d9;color:#222}
+.none{background:#8c8c8c;color:#fff} .insufficient{background:#d9d9d9;color:#222} .equivalent{background:#4d7fb3;color:#fff} .imprecise{background:#e08a2c;color:#222}
 .note{background:#fff8e1;border-left:4px solid #f0b400;padding:5px 12px;font-size:13.5px;margin:8px 0}
 .note ul,.warn ul{margin:2px 0;padding-left:20px}
 .warn{background:#fdecea;border-left:4px solid #d7191c;padding:5px 12px;font-size:13.5px;margin:8px 0}
@@ -1323,11 +1341,12 @@ NO_RESULT = "no effect computed"
 
 
 def glance_groups(report: Report) -> dict:
-    groups = {HELPS: [], HURTS: [], NO_EFFECT: [], INSUFFICIENT: [], NO_RESULT: []}
+    groups = {HELPS: [], HURTS: [], NO_EFFECT: [], EQUIVALENT: [], INCONCLUSIVE: [], NOT_PRECISE: [],
+              HOST_BUSY: [], INSUFFICIENT: [], NO_RESULT: []}
     for x in report.experiments:
         for e in x.effects:
             name = x.name if x.knob != "factorial" else f"{x.name}: {e.compared.split(' vs ')[0]}"
-            groups.setdefault(e.verdict, []).append((name, e.metric, x))
+            groups.setdefault(verdict_kind(e.verdict), []).append((name, e.metric, x))
         if not x.effects:
             groups[NO_RESULT].append((x.name, "time", x))
     return groups
@@ -1352,7 +1371,9 @@ def render_html(report: Report, figures: dict) -> str:
         groups = glance_groups(report)
         rows = []
         titles = {HELPS: f"Helps on {run.hostname}", HURTS: f"Hurts on {run.hostname}",
-                  NO_EFFECT: "No measurable effect", INSUFFICIENT: "Insufficient data",
+                  NO_EFFECT: "No measurable effect", EQUIVALENT: "No effect beyond ±2%",
+                  INCONCLUSIVE: "Inconclusive", NOT_PRECISE: "Not precise enough",
+                  HOST_BUSY: "Host too busy", INSUFFICIENT: "Insufficient data",
                   NO_RESULT: "No effect computed"}
         for verdict, title in titles.items():
             if groups.get(verdict):

@@ -50,37 +50,79 @@ std::string duration(double s) {
   return fmt::format("{}m{:02d}s", int(s) / 60, int(s) % 60);
 }
 
-TrialResult interpret(const WorkerOutcome& w, const TrialSpec& spec) {
+TrialResult failed_result(const WorkerOutcome& w, const std::string& why) {
   TrialResult r;
-  auto failed = [&](const std::string& why) {
-    r.status = "failed";
-    r.error = why;
-    r.worker_stderr = w.err_tail;
-    return r;
-  };
+  r.status = "failed";
+  r.error = why;
+  r.worker_stderr = w.err_tail;
+  return r;
+}
+
+// Why what the worker left is no result ("" when it printed one: then `parsed` holds it).
+std::string unusable(const WorkerOutcome& w, double timeout_s, json& parsed) {
   if (w.timed_out)
-    return failed(
-        fmt::format("timed out after {:.0f} s; its process group was killed", spec.timeout_s));
-  json parsed = json::parse(w.out, nullptr, /*allow_exceptions=*/false);
+    return fmt::format("timed out after {:.0f} s; its process group was killed", timeout_s);
+  parsed = json::parse(w.out, nullptr, /*allow_exceptions=*/false);
   if (w.signal) {
-    return failed(fmt::format("worker killed by signal {} ({}){}", w.signal, strsignal(w.signal),
-                              w.signal == SIGKILL ? ": killed from outside, e.g. by the kernel's "
-                                                    "out-of-memory killer"
-                                                  : ""));
+    return fmt::format("worker killed by signal {} ({}){}", w.signal, strsignal(w.signal),
+                       w.signal == SIGKILL ? ": killed from outside, e.g. by the kernel's "
+                                             "out-of-memory killer"
+                                           : "");
   }
   if (parsed.is_discarded() || !parsed.is_object()) {
-    return failed(fmt::format("worker exited with code {} and printed no result{}", w.exit_code,
-                              w.out.empty() ? "" : ": " + w.out.substr(0, 200)));
+    return fmt::format("worker exited with code {} and printed no result{}", w.exit_code,
+                       w.out.empty() ? "" : ": " + w.out.substr(0, 200));
   }
+  return "";
+}
+
+TrialResult interpret(const WorkerOutcome& w, const TrialSpec& spec) {
+  json parsed;
+  if (const std::string why = unusable(w, spec.timeout_s, parsed); !why.empty()) {
+    return failed_result(w, why);
+  }
+  TrialResult r;
   try {
     r = trial_result_from_json(parsed);
   } catch (const std::exception& e) {
-    return failed(std::string("worker printed a malformed result: ") + e.what());
+    return failed_result(w, std::string("worker printed a malformed result: ") + e.what());
   }
   r.worker_stderr = w.err_tail;
   if (w.exit_code != 0 && r.status == "ok")
-    return failed(fmt::format("worker exited with code {}", w.exit_code));
+    return failed_result(w, fmt::format("worker exited with code {}", w.exit_code));
   return r;
+}
+
+// A paired trial's one worker gives both arms' results (OFF, ON): each as a trial alone would
+// give it, its samples with their blocks; when the worker failed, both fail alike.
+std::vector<TrialResult> interpret_paired(const WorkerOutcome& w, const TrialSpec& off) {
+  json parsed;
+  if (const std::string why = unusable(w, off.timeout_s, parsed); !why.empty()) {
+    return {failed_result(w, why), failed_result(w, why)};
+  }
+  PairedResult p;
+  try {
+    p = paired_result_from_json(parsed);
+  } catch (const std::exception& e) {
+    const std::string why = std::string("worker printed a malformed result: ") + e.what();
+    return {failed_result(w, why), failed_result(w, why)};
+  }
+  if (p.status != "ok" || w.exit_code != 0) {
+    const std::string why =
+        p.status != "ok" ? p.error : fmt::format("worker exited with code {}", w.exit_code);
+    return {failed_result(w, why), failed_result(w, why)};
+  }
+  p.off.worker_stderr = p.on.worker_stderr = w.err_tail;
+  return {std::move(p.off), std::move(p.on)};
+}
+
+// Its evidence contradicts its settings: the result is invalid, with every contradiction.
+void check_evidence(const TrialSpec& spec, Mode mode, TrialResult& r) {
+  if (r.status != "ok") return;
+  const auto wrong = knobs::check_evidence(spec.settings, mode, r.evidence);
+  if (wrong.empty()) return;
+  r.status = "invalid";
+  for (const auto& why : wrong) r.error += (r.error.empty() ? "" : "; ") + why;
 }
 
 // Bytes of memory the kernel says can be had now without swapping (MemAvailable).
@@ -274,12 +316,75 @@ std::vector<WorkerOutcome> spawn_all(const std::vector<Command>& commands, doubl
 
 namespace {
 
+// How this run starts workers: the executable (and its real path, for a launcher such as
+// numactl, under which /proc/self/exe would name the launcher), the CPUs and the GPUs here.
+struct Launch {
+  std::string exe, resolved_exe;
+  std::vector<int> cpus;
+  int gpus = 0;
+  Command command(const knobs::ProcessSetup& setup, const std::string& input) const {
+    std::vector<std::string> argv = setup.launcher;
+    argv.push_back(setup.launcher.empty() ? exe : resolved_exe);
+    argv.push_back("worker");
+    return {argv, worker_environment(setup), input};
+  }
+};
+
+// A trial alone: one worker process, or several at once for multi_instance and the distributed
+// knobs (multiproc.h), each checked against its own settings, then combined.
+TrialResult run_alone(const TrialSpec& t, const Launch& launch, bool& interrupted) {
+  const multiproc::Rendezvous rendezvous;
+  std::vector<TrialSpec> parts;
+  try {
+    parts = knobs::distributed::split(t, launch.cpus, rendezvous.dir(), launch.gpus);
+  } catch (const std::invalid_argument& e) {
+    return failed_result({}, e.what());  // stored as failed, nothing started
+  }
+  std::vector<Command> commands;
+  for (const auto& part : parts) {
+    commands.push_back(launch.command(knobs::process_setup(part.settings), to_json(part).dump()));
+  }
+  const auto outcomes = spawn_all(commands, t.timeout_s, &g_interrupted);
+  if (outcomes.front().interrupted) {
+    interrupted = true;
+    return {};
+  }
+  std::vector<TrialResult> results;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    TrialResult pr = interpret(outcomes[p], parts[p]);
+    if (outcomes[p].sibling_failed) pr.error = "stopped: another process of the trial failed";
+    check_evidence(parts[p], t.mode, pr);
+    results.push_back(std::move(pr));
+  }
+  return multiproc::combine(t, parts, std::move(results));
+}
+
+// A paired trial: one worker process holds both arms and alternates them (worker/paired.h). Its
+// environment is the OFF arm's: the arms differ only in knobs that act inside the process
+// (knobs::pairable, checked when the suite was parsed). It has both arms' time.
+std::vector<TrialResult> run_pair(const TrialSpec& off, const TrialSpec& on, const Launch& launch,
+                                  bool& interrupted) {
+  PairedSpec spec{off, on, off.pairing.blocks, off.pairing.block_samples, off.pairing.on_first};
+  const auto outcome =
+      spawn_all({launch.command(knobs::process_setup(off.settings), to_json(spec).dump())},
+                off.timeout_s + on.timeout_s, &g_interrupted)
+          .front();
+  if (outcome.interrupted) {
+    interrupted = true;
+    return {};
+  }
+  std::vector<TrialResult> results = interpret_paired(outcome, off);
+  check_evidence(off, off.mode, results[0]);
+  check_evidence(on, on.mode, results[1]);
+  return results;
+}
+
 // Runs `trials` (the run's missing ones) into `db`, checks and stores each, and finishes the run.
 // `total` is the run's trial count; `done`, `failed`, `invalid` count trials stored before.
 // `gpus`: the CUDA devices here, one per rank of a distributed CUDA trial.
-// Long (~120 lines) because it is the run loop itself: for each trial, spawn its processes,
-// combine, validate evidence and guard, store, report progress, and stop cleanly on an interrupt
-// or a storage error without losing what was stored; the loop's counters are shared by each step.
+// Long (~110 lines) because it is the run loop itself: for each trial (or paired trial), run it,
+// check its guard, store, report progress, and stop cleanly on an interrupt or a storage error
+// without losing what was stored; the loop's counters are shared by each step.
 int execute(storage::Database& db, const std::string& run_uuid,
             const std::vector<TrialSpec>& trials, std::map<std::string, double> guard_reference,
             int failed, int invalid, const RunOptions& options, int gpus) {
@@ -293,14 +398,41 @@ int execute(storage::Database& db, const std::string& run_uuid,
   sigaction(SIGTERM, &action, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  const std::string& exe = options.worker_executable;
-  std::string resolved_exe = exe;
-  if (exe == "/proc/self/exe") {
+  Launch launch{options.worker_executable, options.worker_executable, multiproc::allowed_cpus(),
+                gpus};
+  if (launch.exe == "/proc/self/exe") {
     char path[4096];
     const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-    if (n > 0) resolved_exe.assign(path, size_t(n));
+    if (n > 0) launch.resolved_exe.assign(path, size_t(n));
   }
-  const std::vector<int> cpus = multiproc::allowed_cpus();
+  // Every arm of an experiment computes what its first trial did (within the knob's tolerance).
+  auto guard = [&](const TrialSpec& t, TrialResult& r) {
+    if (r.status != "ok") return;
+    auto [it, first] = guard_reference.emplace(t.experiment, r.check_value);
+    const double tolerance = knobs::guard_tolerance(t.knob, t.settings);
+    const double diff =
+        std::abs(r.check_value - it->second) / std::max(std::abs(it->second), 1e-12);
+    if (!first && diff > tolerance) {
+      r.status = "invalid";
+      r.error = fmt::format(
+          "correctness guard: this arm computes {:.6g}, the experiment's first trial "
+          "{:.6g} (relative difference {:.2g} > tolerance {:.2g})",
+          r.check_value, it->second, diff, tolerance);
+    }
+  };
+  auto report = [&](const TrialSpec& t, const TrialResult& r, size_t index) {
+    if (!tty && !options.quiet) {
+      const double median_ms =
+          r.items_per_second > 0 ? 1e3 * double(t.batch) / r.items_per_second : 0;
+      say(fmt::format("trial {}/{} {} [{}] {}{}", index + 1, trials.size(), t.experiment, t.arm,
+                      r.status,
+                      r.status == "ok" ? fmt::format(": median {:.3g} ms/iteration", median_ms)
+                                       : ": " + r.error));
+    } else if (r.status != "ok") {
+      say(fmt::format("trial {}/{} {} [{}] {}: {}", index + 1, trials.size(), t.experiment, t.arm,
+                      r.status, r.error));
+    }
+  };
   const auto start = Clock::now();
   for (size_t i = 0; i < trials.size() && !g_interrupted; ++i) {
     const TrialSpec& t = trials[i];
@@ -313,77 +445,45 @@ int execute(storage::Database& db, const std::string& run_uuid,
                 << std::flush;
     }
     // One worker process, or several at once for multi_instance and the distributed knobs
-    // (multiproc.h): each is checked against its own settings, then they are combined.
-    const multiproc::Rendezvous rendezvous;
-    std::vector<TrialSpec> parts;
-    TrialResult r;
-    try {
-      parts = knobs::distributed::split(t, cpus, rendezvous.dir(), gpus);
-    } catch (const std::invalid_argument& e) {
-      r.error = e.what();  // stored as failed, nothing started
-    }
-    std::vector<Command> commands;
-    for (const auto& part : parts) {
-      const auto setup = knobs::process_setup(part.settings);
-      // Under a launcher (numactl) /proc/self/exe would name the launcher: give it the real path.
-      std::vector<std::string> argv = setup.launcher;
-      argv.push_back(setup.launcher.empty() ? exe : resolved_exe);
-      argv.push_back("worker");
-      commands.push_back({argv, worker_environment(setup), to_json(part).dump()});
-    }
-    if (!commands.empty()) {
-      const auto outcomes = spawn_all(commands, t.timeout_s, &g_interrupted);
-      // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
-      // marked interrupted with every finished trial kept.
-      if (outcomes.front().interrupted) break;
-      std::vector<TrialResult> results;
-      for (size_t p = 0; p < parts.size(); ++p) {
-        TrialResult pr = interpret(outcomes[p], parts[p]);
-        if (outcomes[p].sibling_failed) pr.error = "stopped: another process of the trial failed";
-        if (pr.status == "ok") {
-          const auto wrong = knobs::check_evidence(parts[p].settings, t.mode, pr.evidence);
-          if (!wrong.empty()) {
-            pr.status = "invalid";
-            for (const auto& why : wrong) pr.error += (pr.error.empty() ? "" : "; ") + why;
-          }
-        }
-        results.push_back(std::move(pr));
+    // (multiproc.h), or for a paired trial one process holding this arm and the next.
+    std::vector<const TrialSpec*> unit{&t};
+    std::vector<TrialResult> results;
+    bool interrupted = false;
+    if (t.pairing.paired()) {
+      const TrialSpec* on = i + 1 < trials.size() ? &trials[i + 1] : nullptr;
+      if (t.arm == "off" && on && on->arm == "on" && on->experiment == t.experiment &&
+          on->process_index == t.process_index && on->pairing == t.pairing) {
+        unit.push_back(on);
+        results = run_pair(t, *on, launch, interrupted);
+      } else {
+        results.push_back(failed_result(
+            {},
+            "a paired trial needs both arms, and the other arm of this worker is missing "
+            "(rerun the experiment)"));
       }
-      r = multiproc::combine(t, parts, std::move(results));
+    } else {
+      results.push_back(run_alone(t, launch, interrupted));
     }
-    if (r.status == "ok") {
-      auto [it, first] = guard_reference.emplace(t.experiment, r.check_value);
-      const double tolerance = knobs::guard_tolerance(t.knob, t.settings);
-      const double diff =
-          std::abs(r.check_value - it->second) / std::max(std::abs(it->second), 1e-12);
-      if (!first && diff > tolerance) {
-        r.status = "invalid";
-        r.error = fmt::format(
-            "correctness guard: this arm computes {:.6g}, the experiment's first trial "
-            "{:.6g} (relative difference {:.2g} > tolerance {:.2g})",
-            r.check_value, it->second, diff, tolerance);
-      }
+    // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
+    // marked interrupted with every finished trial kept.
+    if (interrupted) break;
+    // Both arms of a paired trial are stored together, or neither (a resumed run reruns both).
+    std::vector<std::pair<TrialSpec, TrialResult>> stored;
+    for (size_t u = 0; u < unit.size(); ++u) {
+      guard(*unit[u], results[u]);
+      if (results[u].status == "failed") ++failed;
+      if (results[u].status == "invalid") ++invalid;
+      stored.emplace_back(*unit[u], results[u]);
     }
-    if (r.status == "failed") ++failed;
-    if (r.status == "invalid") ++invalid;
     try {
-      db.store_trial(run_uuid, t, r);
+      db.store_trials(run_uuid, stored);
     } catch (const storage::StorageError& e) {
       std::cerr << "\ntunebench: error: storing trial " << i + 1 << ": " << e.what() << "\n";
       db.finish_run(run_uuid, "failed", now_iso8601());
       return 1;
     }
-    if (!tty && !options.quiet) {
-      const double median_ms =
-          r.items_per_second > 0 ? 1e3 * double(t.batch) / r.items_per_second : 0;
-      say(fmt::format("trial {}/{} {} [{}] {}{}", i + 1, trials.size(), t.experiment, t.arm,
-                      r.status,
-                      r.status == "ok" ? fmt::format(": median {:.3g} ms/iteration", median_ms)
-                                       : ": " + r.error));
-    } else if (r.status != "ok") {
-      say(fmt::format("trial {}/{} {} [{}] {}: {}", i + 1, trials.size(), t.experiment, t.arm,
-                      r.status, r.error));
-    }
+    for (size_t u = 0; u < unit.size(); ++u) report(*unit[u], results[u], i + u);
+    i += unit.size() - 1;
   }
   const std::string status = g_interrupted         ? "interrupted"
                              : (failed || invalid) ? "completed with failures"

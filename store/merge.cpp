@@ -100,11 +100,18 @@ Database::MergeResult Database::merge_from(const std::string& other_path) {
     }
     SQLite::Statement trial_rows(*other, trials_select_sql(columns));
     SQLite::Statement trial_insert(*db_, trials_insert_sql(columns));
-    SQLite::Statement sample_rows(*other,
-                                  "SELECT idx, seconds FROM samples WHERE trial_id = ? ORDER BY "
-                                  "idx");
+    // Samples with what version 4 added (a paired trial's blocks and contamination figures).
+    const std::string sample_columns =
+        version >= 4 ? "idx, seconds, block, position, cpu_seconds, wait_seconds, "
+                       "involuntary_switches, start_ns"
+                     : "idx, seconds";
+    const int sample_column_count = version >= 4 ? 8 : 2;
+    SQLite::Statement sample_rows(
+        *other,
+        fmt::format("SELECT {} FROM samples WHERE trial_id = ? ORDER BY idx", sample_columns));
     SQLite::Statement sample_insert(
-        *db_, "INSERT INTO samples (trial_id, idx, seconds) VALUES (?, ?, ?)");
+        *db_, fmt::format("INSERT INTO samples (trial_id, {}) VALUES (?, {})", sample_columns,
+                          placeholders(sample_column_count)));
     while (runs.executeStep()) {
       const std::string uuid = runs.getColumn(0).getString();
       here.bind(1, uuid);
@@ -138,8 +145,9 @@ Database::MergeResult Database::merge_from(const std::string& other_path) {
         sample_rows.bind(1, trial_rows.getColumn("id").getInt64());
         while (sample_rows.executeStep()) {
           sample_insert.bind(1, new_id);
-          sample_insert.bind(2, sample_rows.getColumn(0).getInt64());
-          sample_insert.bind(3, sample_rows.getColumn(1).getDouble());
+          for (int c = 0; c < sample_column_count; ++c) {
+            bind_column(sample_insert, c + 2, sample_rows.getColumn(c));
+          }
           sample_insert.exec();
           sample_insert.reset();
         }

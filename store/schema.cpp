@@ -199,6 +199,20 @@ CREATE TABLE effects (
 CREATE INDEX effects_experiment ON effects (experiment);
 )sql";
 
+// Schema version 4 stores paired measurement (issue #14): a paired trial's two arms are two
+// trials rows with the same process_index and paired_* columns (the trial columns' list), and
+// each of their samples keeps its place in the worker's ABBA sequence and what says whether
+// another process interfered, so that anyone can pair the blocks again and recompute the effect.
+// The columns are NULL for the samples of a trial alone in its process.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE samples ADD COLUMN block INTEGER;                -- the block's index in its worker
+ALTER TABLE samples ADD COLUMN position INTEGER;             -- the sample's index in its block
+ALTER TABLE samples ADD COLUMN cpu_seconds REAL;             -- process CPU time per iteration
+ALTER TABLE samples ADD COLUMN wait_seconds REAL;            -- run-queue wait per iteration
+ALTER TABLE samples ADD COLUMN involuntary_switches INTEGER; -- over the sample
+ALTER TABLE samples ADD COLUMN start_ns INTEGER;             -- CLOCK_MONOTONIC at its start
+)sql";
+
 }  // namespace
 
 std::string migration(int from) {
@@ -210,6 +224,8 @@ std::string migration(int from) {
       return std::string(kSchemaV2) + trials_add_columns_sql(columns, 2);
     case 2:
       return std::string(kSchemaV3) + trials_add_columns_sql(columns, 3);
+    case 3:
+      return std::string(kSchemaV4) + trials_add_columns_sql(columns, 4);
     default:
       throw StorageError("no migration from schema version " + std::to_string(from));
   }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/records.h"
@@ -26,7 +27,7 @@ namespace tunebench::storage {
 
 // The schema this build writes and the newest it reads. Bump it together with a new step in
 // schema.cpp's migration() and a note in results/README.md.
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 // Anything the database refused. sqlite_code() is SQLite's primary result code (e.g. 19,
 // SQLITE_CONSTRAINT) where the error came from SQLite, 0 where it did not.
@@ -67,6 +68,10 @@ class Database {
   // a sequence number already stored for the run, or a NaN sample → StorageError, nothing stored.
   int64_t store_trial(const std::string& run_uuid, const TrialSpec& spec,
                       const TrialResult& result);
+  // Stores several trials in one transaction, all or none (the two arms of a paired trial, whose
+  // samples keep their blocks, positions and contamination figures); returns their ids.
+  std::vector<int64_t> store_trials(const std::string& run_uuid,
+                                    const std::vector<std::pair<TrialSpec, TrialResult>>& trials);
   // status: "completed", "completed with failures", "interrupted", "failed"; ended_at ISO 8601 UTC.
   // Then stores the run's effects and arm summaries (through the effects writer, below).
   void finish_run(const std::string& run_uuid, const std::string& status,

@@ -115,6 +115,16 @@ std::vector<TrialColumn> make_trial_columns() {
     {"worker_stderr", "TEXT NOT NULL", 1,
      [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.result.worker_stderr); },
      [](const Col& c, Stored& t) { t.result.worker_stderr = text(c); }},
+    // A paired trial's shape (core/records.h Pairing); 0 for a trial alone in its process.
+    {"paired_blocks", "INTEGER NOT NULL DEFAULT 0", 4,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.pairing.blocks); },
+     [](const Col& c, Stored& t) { t.spec.pairing.blocks = c.getInt(); }},
+    {"paired_block_samples", "INTEGER NOT NULL DEFAULT 0", 4,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, r.spec.pairing.block_samples); },
+     [](const Col& c, Stored& t) { t.spec.pairing.block_samples = c.getInt(); }},
+    {"paired_on_first", "INTEGER NOT NULL DEFAULT 0 CHECK (paired_on_first IN (0, 1))", 4,
+     [](St& st, const char* p, const TrialRow& r) { st.bind(p, int(r.spec.pairing.on_first)); },
+     [](const Col& c, Stored& t) { t.spec.pairing.on_first = c.getInt() != 0; }},
   };
   // clang-format on
 }
@@ -175,40 +185,78 @@ Database::StoredTrial read_trial(const SQLite::Statement& select,
   return t;
 }
 
-int64_t Database::store_trial(const std::string& run_uuid, const TrialSpec& spec,
-                              const TrialResult& result) {
-  const std::string doing = fmt::format("cannot store trial {} of run {}", spec.sequence, run_uuid);
-  try {
-    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement insert(*db_, trials_insert_sql(trial_columns()));
-    bind_trial(insert, trial_columns(), {run_uuid, spec, result});
-    insert.exec();
-    const int64_t trial_id = db_->getLastInsertRowid();
+namespace {
 
+// The samples of one trial: for a paired trial (result.paired_samples) each with its block,
+// position and contamination figures, else the time alone.
+void insert_samples(SQLite::Database& db, int64_t trial_id, const TrialResult& result,
+                    const std::string& where) {
+  const auto& paired = result.paired_samples;
+  if (!paired.empty() && paired.size() != result.sample_seconds.size()) {
+    throw StorageError(fmt::format("{}: {} paired samples for {} sample times", where,
+                                   paired.size(), result.sample_seconds.size()));
+  }
+  SQLite::Statement sample(db,
+                           "INSERT INTO samples (trial_id, idx, seconds, block, position, "
+                           "cpu_seconds, wait_seconds, involuntary_switches, start_ns) VALUES "
+                           "(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (size_t i = 0; i < result.sample_seconds.size(); ++i) {
     // A NaN sample would be stored as NULL; refuse it here, with the trial row already
     // inserted: the transaction rolls both back.
-    SQLite::Statement sample(*db_, "INSERT INTO samples (trial_id, idx, seconds) VALUES (?, ?, ?)");
-    for (size_t i = 0; i < result.sample_seconds.size(); ++i) {
-      if (std::isnan(result.sample_seconds[i])) {
-        throw StorageError(fmt::format("{}: {}: sample {} is NaN", path_, doing, i));
-      }
-      sample.bind(1, trial_id);
-      sample.bind(2, static_cast<int64_t>(i));
-      sample.bind(3, result.sample_seconds[i]);
-      sample.exec();
-      sample.reset();
+    if (std::isnan(result.sample_seconds[i])) {
+      throw StorageError(fmt::format("{}: sample {} is NaN", where, i));
+    }
+    sample.bind(1, trial_id);
+    sample.bind(2, static_cast<int64_t>(i));
+    sample.bind(3, result.sample_seconds[i]);
+    if (!paired.empty()) {
+      const PairedSample& p = paired[i];
+      sample.bind(4, p.block);
+      sample.bind(5, p.position);
+      sample.bind(6, p.cpu_seconds);
+      sample.bind(7, p.wait_seconds);
+      sample.bind(8, p.involuntary_switches);
+      sample.bind(9, p.start_ns);
+    }
+    sample.exec();
+    sample.reset();
+    sample.clearBindings();
+  }
+}
+
+}  // namespace
+
+int64_t Database::store_trial(const std::string& run_uuid, const TrialSpec& spec,
+                              const TrialResult& result) {
+  return store_trials(run_uuid, {{spec, result}}).front();
+}
+
+std::vector<int64_t> Database::store_trials(
+    const std::string& run_uuid, const std::vector<std::pair<TrialSpec, TrialResult>>& trials) {
+  std::string doing = fmt::format("cannot store trial {} of run {}",
+                                  trials.empty() ? -1 : trials.front().first.sequence, run_uuid);
+  try {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    std::vector<int64_t> ids;
+    for (const auto& [spec, result] : trials) {
+      doing = fmt::format("cannot store trial {} of run {}", spec.sequence, run_uuid);
+      SQLite::Statement insert(*db_, trials_insert_sql(trial_columns()));
+      bind_trial(insert, trial_columns(), {run_uuid, spec, result});
+      insert.exec();
+      ids.push_back(db_->getLastInsertRowid());
+      insert_samples(*db_, ids.back(), result, path_ + ": " + doing);
     }
     transaction.commit();
-    return trial_id;
+    return ids;
   } catch (const SQLite::Exception& e) {
     if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_FOREIGNKEY) {
       throw StorageError(fmt::format("{}: {}: the run is not in this database", path_, doing),
                          e.getErrorCode());
     }
     if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
-      throw StorageError(fmt::format("{}: {}: the run already has a trial with sequence {}", path_,
-                                     doing, spec.sequence),
-                         e.getErrorCode());
+      throw StorageError(
+          fmt::format("{}: {}: the run already has a trial with that sequence", path_, doing),
+          e.getErrorCode());
     }
     throw StorageError(fmt::format("{}: {}: {}", path_, doing, e.what()), e.getErrorCode());
   }
@@ -218,14 +266,29 @@ std::vector<Database::StoredTrial> Database::trials(const std::string& run_uuid)
   return internal::guarded(path_, "cannot read the trials of run " + run_uuid, [&] {
     SQLite::Statement query(*db_, trials_select_sql(trial_columns()));
     query.bind(":run_uuid", run_uuid);
-    SQLite::Statement samples(*db_, "SELECT seconds FROM samples WHERE trial_id = ? ORDER BY idx");
+    SQLite::Statement samples(*db_,
+                              "SELECT seconds, block, position, cpu_seconds, wait_seconds, "
+                              "involuntary_switches, start_ns FROM samples WHERE trial_id = ? "
+                              "ORDER BY idx");
     std::vector<StoredTrial> out;
     while (query.executeStep()) {
       StoredTrial t = read_trial(query, trial_columns());
       t.spec.run_uuid = run_uuid;
       samples.bind(1, t.id);
-      while (samples.executeStep())
+      while (samples.executeStep()) {
         t.result.sample_seconds.push_back(samples.getColumn(0).getDouble());
+        if (samples.getColumn(1).isNull()) continue;  // a trial alone: the time only
+        PairedSample p;
+        p.on = t.spec.arm == "on";
+        p.seconds = t.result.sample_seconds.back();
+        p.block = samples.getColumn(1).getInt();
+        p.position = samples.getColumn(2).getInt();
+        p.cpu_seconds = samples.getColumn(3).getDouble();
+        p.wait_seconds = samples.getColumn(4).getDouble();
+        p.involuntary_switches = samples.getColumn(5).getInt64();
+        p.start_ns = samples.getColumn(6).getInt64();
+        t.result.paired_samples.push_back(p);
+      }
       samples.reset();
       out.push_back(std::move(t));
     }

@@ -130,6 +130,33 @@ TEST(Plan, ExpansionInterleavesArmsAbbaAndSharesTheSeed) {
   EXPECT_EQ(expanded[7].process_index, 3);
 }
 
+// A paired experiment's workers each hold both arms: OFF then ON per worker, one pairing, odd
+// workers ON-first, and each arm's samples are the blocks it runs.
+TEST(Plan, PairedExperimentsGiveEachWorkerBothArms) {
+  const Plan s = planned(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                                 "design": "paired", "processes": 3, "blocks": 6,
+                                 "block_samples": 3})"),
+                         two_cores());
+  const auto expanded = trials(s, "");
+  ASSERT_EQ(expanded.size(), 6u);
+  for (size_t i = 0; i < expanded.size(); ++i) {
+    const TrialSpec& t = expanded[i];
+    EXPECT_EQ(t.sequence, int(i));
+    EXPECT_EQ(t.arm, i % 2 == 0 ? "off" : "on");
+    EXPECT_EQ(t.process_index, int(i / 2));
+    EXPECT_EQ(t.pairing.blocks, 6);
+    EXPECT_EQ(t.pairing.block_samples, 3);
+    EXPECT_EQ(t.pairing.on_first, t.process_index % 2 == 1);
+    EXPECT_EQ(t.samples, 9);  // 3 of the 6 blocks, 3 samples each
+    EXPECT_EQ(t.seed, expanded[0].seed);
+    EXPECT_EQ(t.settings["no_grad"], t.arm == "on");
+  }
+  // A trial alone in its process has no pairing.
+  const Plan alone =
+      planned(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny"})"), two_cores());
+  for (const auto& t : trials(alone, "")) EXPECT_FALSE(t.pairing.paired());
+}
+
 TEST(Plan, NotApplicableExperimentsAreKeptWithTheirReasonAndNotRun) {
   const Plan s = planned(one(R"({"knob": "channels_last", "model": "gpt", "preset": "tiny"},
                                {"knob": "no_grad", "model": "gpt", "preset": "tiny", "mode": "train"},

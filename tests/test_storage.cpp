@@ -380,8 +380,22 @@ TEST_F(StorageTest, StorageRefusesSomeoneElsesDatabase) {
   EXPECT_EQ(db.schema_version(), kSchemaVersion);
 }
 
+// Turns a current file into what schema version 3 wrote: without version 4's columns.
+void downgrade_to_v3(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  for (const char* column :
+       {"block", "position", "cpu_seconds", "wait_seconds", "involuntary_switches", "start_ns"}) {
+    raw.exec(std::string("ALTER TABLE samples DROP COLUMN ") + column);
+  }
+  for (const auto& c : trial_columns()) {
+    if (c.since == 4) raw.exec("ALTER TABLE trials DROP COLUMN " + c.name);
+  }
+  raw.exec("PRAGMA user_version = 3;");
+}
+
 // Turns a current file into what schema version 2 wrote: the same tables without version 3's.
 void downgrade_to_v2(const std::string& path) {
+  downgrade_to_v3(path);
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   raw.exec("DROP TABLE effects; DROP TABLE arm_summaries; PRAGMA user_version = 2;");
 }
@@ -707,18 +721,18 @@ TEST_F(StorageTest, StorageViewsAnswerCommonQuestions) {
 // table made from the list: nothing else has to change.
 TEST_F(StorageTest, StorageTrialColumnListDrivesCreateInsertSelect) {
   std::vector<TrialColumn> columns = trial_columns();
-  EXPECT_EQ(columns.size(), 27u);
-  columns.push_back({"energy_joules", "REAL", 4,
+  EXPECT_EQ(columns.size(), 30u);
+  columns.push_back({"energy_joules", "REAL", 5,
                      [](SQLite::Statement& st, const char* p, const TrialRow& row) {
                        st.bind(p, row.result.evidence.value("energy_joules", 0.0));
                      },
                      [](const SQLite::Column& c, Database::StoredTrial& t) {
                        t.result.evidence["energy_joules"] = c.getDouble();
                      }});
-  EXPECT_EQ(trials_create_sql(columns, 3).find("energy_joules"), std::string::npos);
-  const std::string create = trials_create_sql(columns, 4);
+  EXPECT_EQ(trials_create_sql(columns, 4).find("energy_joules"), std::string::npos);
+  const std::string create = trials_create_sql(columns, 5);
   EXPECT_NE(create.find("  energy_joules REAL,\n"), std::string::npos) << create;
-  EXPECT_EQ(trials_add_columns_sql(columns, 4),
+  EXPECT_EQ(trials_add_columns_sql(columns, 5),
             "ALTER TABLE trials ADD COLUMN energy_joules REAL;\n");
   const std::string insert = trials_insert_sql(columns);
   EXPECT_NE(insert.find(", energy_joules)"), std::string::npos) << insert;
@@ -766,6 +780,74 @@ void store_two_arms(Database& db, const RunRecord& run) {
 
 // Runs of a version-2 file get their effects when it is migrated to version 3, after a backup
 // copy of the file as it was.
+// A paired experiment (issue #14): each worker's two arms are stored together with every sample's
+// block, position and contamination figures, and the stored effect is the paired estimator's.
+// Synthetic samples: the host drifts by ±20 % from pair to pair (both arms of a pair alike), each
+// worker has its own offset, and ON is `ratio` × OFF inside every pair (±0.3 % between workers).
+std::vector<std::pair<TrialSpec, TrialResult>> paired_worker(const std::string& run_uuid,
+                                                             int worker, double ratio) {
+  const int blocks = 8, block_samples = 3;
+  std::pair<TrialSpec, TrialResult> off{make_spec(run_uuid, 2 * worker, "off"),
+                                        make_result("ok", {})};
+  std::pair<TrialSpec, TrialResult> on{make_spec(run_uuid, 2 * worker + 1, "on"),
+                                       make_result("ok", {})};
+  for (auto* arm : {&off, &on}) {
+    arm->first.experiment = "no_grad.paired";
+    arm->first.mode = Mode::infer;
+    arm->first.batch = 4;
+    arm->first.process_index = worker;
+    arm->first.pairing = {blocks, block_samples, worker % 2 == 1};
+  }
+  const std::vector<bool> order = abba_order(blocks, worker % 2 == 1);
+  const double worker_ratio = ratio * (1 + 0.003 * (worker - 1.5));
+  for (int b = 0; b < blocks; ++b) {
+    const double host = 0.1 * (1 + 0.2 * std::sin(b / 2)) * (1 + 0.05 * worker);
+    for (int p = 0; p < block_samples; ++p) {
+      PairedSample s;
+      s.on = order[size_t(b)];
+      s.block = b;
+      s.position = p;
+      s.seconds = host * (s.on ? worker_ratio : 1.0) * (p == 0 ? 1.3 : 1.0);  // carry-over
+      s.cpu_seconds = 2 * s.seconds;
+      s.wait_seconds = 1e-4 * (b + 1);
+      s.involuntary_switches = b;
+      s.start_ns = 1000000 * (b * block_samples + p);
+      auto& result = (s.on ? on : off).second;
+      result.sample_seconds.push_back(s.seconds);
+      result.paired_samples.push_back(s);
+    }
+  }
+  return {off, on};
+}
+
+// Version 3 → 4: the samples of old trials keep their times (no blocks: they ran alone), and the
+// file then takes paired trials.
+TEST_F(StorageTest, StorageMigratesVersion3AndThenKeepsPairedTrials) {
+  const std::string path = db_path("v3.sqlite");
+  const RunRecord old = make_run("dddd0003-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  {
+    Database db(path);
+    store_two_arms(db, old);
+    db.finish_run(old.uuid, "completed", "2024-05-01T10:05:00Z");
+  }
+  downgrade_to_v3(path);
+  Database db(path);
+  EXPECT_EQ(db.schema_version(), 4);
+  EXPECT_EQ(db.migrated_from(), 3);
+  EXPECT_TRUE(fs::exists(path + ".schema-v3.bak"));
+  const auto trials = db.trials(old.uuid);
+  ASSERT_EQ(trials.size(), 6u);
+  for (const auto& t : trials) {
+    EXPECT_EQ(t.result.sample_seconds.size(), 3u);
+    EXPECT_TRUE(t.result.paired_samples.empty());
+    EXPECT_FALSE(t.spec.pairing.paired());
+  }
+  const RunRecord paired = make_run("dddd0003-0000-4000-8000-000000000002", "2024-05-02T10:00:00Z");
+  db.begin_run(paired);
+  db.store_trials(paired.uuid, paired_worker(paired.uuid, 0, 1.1));
+  EXPECT_EQ(db.trials(paired.uuid)[1].result.paired_samples.size(), 12u);
+}
+
 TEST_F(StorageTest, StorageMigratesVersion2WithEffectsOfOldRuns) {
   const std::string path = db_path("v2.sqlite");
   const RunRecord done = make_run("dddd0001-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
@@ -780,7 +862,7 @@ TEST_F(StorageTest, StorageMigratesVersion2WithEffectsOfOldRuns) {
   downgrade_to_v2(path);
   {
     Database db(path);
-    EXPECT_EQ(db.schema_version(), 3);
+    EXPECT_EQ(db.schema_version(), kSchemaVersion);
     EXPECT_EQ(db.migrated_from(), 2);
     EXPECT_EQ(db.backup_path(), path + ".schema-v2.bak");
     const auto stored = db.effects(done.uuid);
@@ -929,6 +1011,73 @@ TEST_F(StorageTest, StorageFinishesARunWhoseEffectsCannotBeComputed) {
   Database db(path);
   EXPECT_EQ(db.migrated_from(), 2);
   EXPECT_TRUE(db.effects(run.uuid).empty());
+}
+
+TEST_F(StorageTest, StoragePairedTrialsKeepTheirBlocksAndGiveThePairedEffect) {
+  Database db(db_path());
+  const RunRecord run = make_run("aaaa0004-0000-4000-8000-000000000001", "2026-12-01T10:00:00Z");
+  db.begin_run(run);
+  for (int w = 0; w < 4; ++w) db.store_trials(run.uuid, paired_worker(run.uuid, w, 1.10));
+  db.finish_run(run.uuid, "completed", "2026-12-01T10:05:00Z");
+
+  const auto trials = db.trials(run.uuid);
+  ASSERT_EQ(trials.size(), 8u);
+  const auto expected = paired_worker(run.uuid, 1, 1.10);
+  const auto& back = trials[3];  // worker 1's ON arm
+  EXPECT_EQ(back.spec.pairing, expected[1].first.pairing);
+  EXPECT_TRUE(back.spec.pairing.on_first);
+  ASSERT_EQ(back.result.paired_samples.size(), expected[1].second.paired_samples.size());
+  for (size_t i = 0; i < back.result.paired_samples.size(); ++i) {
+    const PairedSample& got = back.result.paired_samples[i];
+    const PairedSample& want = expected[1].second.paired_samples[i];
+    EXPECT_TRUE(got.on);
+    EXPECT_EQ(got.block, want.block);
+    EXPECT_EQ(got.position, want.position);
+    EXPECT_DOUBLE_EQ(got.seconds, want.seconds);
+    EXPECT_DOUBLE_EQ(got.cpu_seconds, want.cpu_seconds);
+    EXPECT_DOUBLE_EQ(got.wait_seconds, want.wait_seconds);
+    EXPECT_EQ(got.involuntary_switches, want.involuntary_switches);
+    EXPECT_EQ(got.start_ns, want.start_ns);
+  }
+
+  const auto effects = db.effects(run.uuid).effects;
+  ASSERT_FALSE(effects.empty());
+  const auto& time = effects.front();
+  EXPECT_EQ(time.metric, "time");
+  // The geometric mean of the workers' ratios; drift and carry-over cancel out of the pairs.
+  EXPECT_NEAR(time.ratio, 1.10, 1e-3);
+  EXPECT_LT(time.lo, 1.10);
+  EXPECT_GT(time.hi, 1.10);
+  EXPECT_LT(time.hi / time.lo, 1.02);
+  EXPECT_EQ(time.verdict, "hurts");
+  EXPECT_EQ(time.resamples, 0);  // a t interval, not a bootstrap
+  EXPECT_EQ(time.note.rfind("paired: 4 workers, 16 pairs of blocks kept, 0 dropped", 0), 0u)
+      << time.note;
+  // Peak RSS is one process's for both arms: no RSS effect from a paired experiment.
+  for (const auto& e : effects) EXPECT_NE(e.metric, "peak RSS");
+}
+
+TEST_F(StorageTest, StoragePairedAAControlIsNoEffectBeyondTheMargin) {
+  Database db(db_path());
+  const RunRecord run = make_run("aaaa0004-0000-4000-8000-000000000002", "2026-12-01T10:00:00Z");
+  db.begin_run(run);
+  for (int w = 0; w < 4; ++w) db.store_trials(run.uuid, paired_worker(run.uuid, w, 1.0));
+  db.finish_run(run.uuid, "completed", "2026-12-01T10:05:00Z");
+  const auto time = db.effects(run.uuid).effects.front();
+  EXPECT_NEAR(time.ratio, 1.0, 1e-3);
+  EXPECT_EQ(time.verdict, "no effect beyond ±2%");
+  EXPECT_NE(time.text.find("no effect beyond ±2%"), std::string::npos) << time.text;
+}
+
+TEST_F(StorageTest, StoragePairedTrialIsBothArmsOrNeither) {
+  Database db(db_path());
+  const RunRecord run = make_run("aaaa0004-0000-4000-8000-000000000003", "2026-12-01T10:00:00Z");
+  db.begin_run(run);
+  auto pair = paired_worker(run.uuid, 0, 1.0);
+  pair[1].second.paired_samples.pop_back();  // the ON arm's samples no longer match its times
+  EXPECT_THROW(db.store_trials(run.uuid, pair), StorageError);
+  EXPECT_EQ(count(db, "trials"), 0);
+  EXPECT_EQ(count(db, "samples"), 0);
 }
 
 }  // namespace

@@ -123,6 +123,9 @@ PairedResult run_paired(const PairedSpec& spec) {
   result.off = arm_result(off, seconds_off, faults_off, peak_rss);
   result.on = arm_result(on, seconds_on, faults_on, peak_rss);
   result.off.probe_seconds = result.on.probe_seconds = result.probe_seconds;
+  for (const PairedSample& s : result.samples) {
+    (s.on ? result.on : result.off).paired_samples.push_back(s);
+  }
   result.status = "ok";
   return result;
 }
