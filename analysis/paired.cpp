@@ -41,10 +41,21 @@ struct Block {
   std::vector<const Sample*> kept;
 };
 
-bool contaminated(const Block& block, const ContaminationRule& rule) {
+// `baseline`: the arm's usual wait fraction in this worker (ContaminationRule).
+bool contaminated(const Block& block, double baseline, const ContaminationRule& rule) {
   return std::any_of(block.kept.begin(), block.kept.end(), [&](const Sample* s) {
-    return s->wait_seconds > rule.max_wait_fraction * s->seconds;
+    return s->wait_seconds > (baseline + rule.max_wait_fraction) * s->seconds;
   });
+}
+
+// The 10th percentile of the wait fractions of one arm's kept samples (0 without any).
+double usual_wait(const std::vector<Block>& blocks, bool on) {
+  std::vector<double> fractions;
+  for (const Block& b : blocks) {
+    if (b.on != on) continue;
+    for (const Sample* s : b.kept) fractions.push_back(s->wait_seconds / s->seconds);
+  }
+  return fractions.empty() ? 0 : quantile(fractions, 0.1);
 }
 
 double block_median(const Block& block) {
@@ -98,11 +109,13 @@ WorkerPairs pair_up(const std::vector<Sample>& samples, const Options& options) 
     if (s.position >= options.discard) blocks.back().kept.push_back(&s);
   }
   WorkerPairs out;
+  const double usual_on = usual_wait(blocks, true), usual_off = usual_wait(blocks, false);
   for (size_t b = 0; b + 1 < blocks.size(); b += 2) {
     const Block& x = blocks[b];
     const Block& y = blocks[b + 1];
     if (x.kept.empty() || y.kept.empty()) continue;  // blocks no longer than the discard
-    if (contaminated(x, options.contamination) || contaminated(y, options.contamination)) {
+    if (contaminated(x, x.on ? usual_on : usual_off, options.contamination) ||
+        contaminated(y, y.on ? usual_on : usual_off, options.contamination)) {
       ++out.dropped;
       continue;
     }

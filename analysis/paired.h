@@ -32,8 +32,12 @@ namespace tunebench::stats::paired {
 using Sample = PairedSample;
 
 // The contamination rule: a block is contaminated when any of its kept samples spent more than
-// `max_wait_fraction` of its wall time waiting for a CPU (another process ran on our cores), and a
-// pair is dropped when either block is. More than `max_dropped_fraction` of the pairs dropped over
+// `max_wait_fraction` of its wall time waiting for a CPU beyond what that arm of that worker
+// usually waits (the 10th percentile of its kept samples' wait fractions), and a pair is dropped
+// when either block is. The baseline matters: an arm whose own threads outnumber the cores (seen:
+// quantize_linear's engine beside OpenMP, waiting ~100 % of its wall time in every sample) waits
+// in every sample alike, which pairing cancels; what it cannot cancel is a burst that hits one
+// block of a pair and not the other. More than `max_dropped_fraction` of the pairs dropped over
 // all workers and the host was too busy to say anything.
 struct ContaminationRule {
   double max_wait_fraction = 0.05;

@@ -220,7 +220,7 @@ void write_dictionary(const char* path) {
         "samples", "iterations",    "timeout_s", "batch",       "mode",      "model",
         "preset",  "options",       "settings",  "knob",        "factorial", "arms",
         "aa",      "off",           "on",        "infer",       "train",     "design",
-        "blocks",  "block_samples", "paired",    "auto",        "device"}) {
+        "blocks",  "block_samples", "paired",    "auto",        "device",    "workers"}) {
     token(std::string("\"") + field + "\"");
   }
   for (const auto& k : knobs::catalog()) {

@@ -102,7 +102,7 @@ std::vector<TrialSpec> trials(const Plan& plan, const std::string& filter) {
     matched = true;
     if (!not_applicable.empty()) continue;
     const bool paired = x.design == "paired";
-    for (int p = 0; p < x.processes; ++p) {
+    for (int p = 0; p < (paired ? x.workers : x.processes); ++p) {
       // ABBA: even rounds run the arms forward, odd rounds backward, so drift hits all alike. A
       // paired worker holds both arms (OFF then ON here; the orchestrator runs them as one
       // process): odd workers build, warm and time the ON arm first.

@@ -36,7 +36,7 @@ Plan make(const suite::Suite& suite, const knobs::HostCaps& host);
 // forward then reversed), each with base settings, the experiment's and the arm's. Empty when
 // every matching experiment is not applicable here; throws suite::SuiteError when none matches
 // or the filter is not a regular expression. A paired experiment's trials come two by two, OFF
-// then ON, for each of its `processes` workers (same process_index and pairing; odd workers
+// then ON, for each of its `workers` (same process_index and pairing; odd workers
 // ON-first).
 std::vector<TrialSpec> trials(const Plan& plan, const std::string& filter);
 

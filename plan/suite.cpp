@@ -134,10 +134,10 @@ void check_setting_models(const Context& ctx, const json& settings, const std::s
   }
 }
 
-const std::vector<std::string> kSharedFields{"processes", "warmup",  "samples",      "iterations",
-                                             "timeout_s", "batch",   "mode",         "model",
-                                             "preset",    "options", "settings",     "device",
-                                             "design",    "blocks",  "block_samples"};
+const std::vector<std::string> kSharedFields{"processes", "warmup",  "samples",  "iterations",
+                                             "timeout_s", "batch",   "mode",     "model",
+                                             "preset",    "options", "settings", "device",
+                                             "design",    "workers", "blocks",   "block_samples"};
 
 // The fields an experiment shares with "defaults" (`merged`): model, mode, counts, settings.
 void parse_shared(const Context& ctx, const json& merged, const std::string& where, Experiment& x) {
@@ -165,6 +165,7 @@ void parse_shared(const Context& ctx, const json& merged, const std::string& whe
     ctx.fail(where + "/design",
              fmt::format("must be \"processes\", \"paired\" or \"auto\", got \"{}\"", x.design));
   }
+  x.workers = number<int>(ctx, merged, where, "workers", 4, 1, 1000);
   x.blocks = number<int>(ctx, merged, where, "blocks", 16, 2, 100000);
   if (x.blocks % 2 != 0) {
     ctx.fail(
@@ -303,11 +304,11 @@ void resolve_design(const Context& ctx, const std::string& where, Experiment& x)
   }
   x.design =
       (x.design == "paired" || (x.design == "auto" && why_not.empty())) ? "paired" : "processes";
-  if (x.design == "paired" && x.processes < 3) {
-    ctx.fail(where + "/processes",
-             fmt::format("a paired experiment needs at least 3 worker processes (its interval has "
-                         "processes - 1 degrees of freedom), got {}",
-                         x.processes));
+  if (x.design == "paired" && x.workers < 3) {
+    ctx.fail(where + "/workers",
+             fmt::format("a paired experiment needs at least 3 workers (its interval has "
+                         "workers - 1 degrees of freedom), got {}",
+                         x.workers));
   }
 }
 

@@ -22,7 +22,8 @@
 // options (model options), settings (applied to every arm), batch, processes (worker processes
 // per arm), warmup (iterations), samples (per process), iterations (per sample), timeout_s,
 // device ("cpu" or "cuda"; default "cuda" for a CUDA-only knob, else "cpu"), design ("processes",
-// "paired" or "auto"; default "processes"), blocks and block_samples (a paired design's shape).
+// "paired" or "auto"; default "processes"), workers, blocks and block_samples (a paired design's
+// worker processes and their shape).
 // "aa": true makes an experiment an A/A control: both arms run the knob's ON setting, so its
 // effect measures the noise floor and should come out as "no measurable effect".
 #pragma once
@@ -65,10 +66,14 @@ struct Experiment {
   double timeout_s = 300;
   // How the arms are measured (the "design" field): "processes", each arm in `processes` worker
   // processes of its own; or "paired", `processes` workers each holding both arms and alternating
-  // them in ABBA blocks (worker/paired.h), only where the arms differ in knobs that switch inside
-  // a process (knobs::pairable). "auto" in the suite becomes "paired" where it can, else
-  // "processes". A paired arm takes blocks / 2 · block_samples samples; "samples" is not used.
+  // them in ABBA blocks (worker/paired.h; `workers` of them), only where the arms differ in knobs
+  // that switch inside a process (knobs::pairable). "auto" in the suite becomes "paired" where it
+  // can, else "processes". A paired arm takes blocks / 2 · block_samples samples; "samples" is not
+  // used.
   std::string design = "processes";
+  // paired: worker processes, each holding both arms; at least 3 (the interval has workers − 1
+  // degrees of freedom), and an even count balances which arm each worker builds and times first.
+  int workers = 4;
   int blocks = 16;             // paired: ABBA blocks per worker (even: blocks 2j and 2j+1 pair)
   int block_samples = 4;       // paired: samples per block; the first of each is discarded
   bool aa = false;             // an A/A control: both arms run the knob's ON setting

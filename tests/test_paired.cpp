@@ -105,6 +105,23 @@ TEST(Paired, AContaminatedBlockDropsItsPair) {
   EXPECT_EQ(w.log_ratios.size(), 3u);
 }
 
+// An arm whose own threads outnumber the cores waits in every sample alike: pairing cancels that,
+// so nothing is dropped; a burst beyond that arm's usual wait still drops its pair.
+TEST(Paired, ContaminationIsWaitBeyondWhatTheArmUsuallyWaits) {
+  auto samples = worker(8, 3, false, 1.0, [](int, int) { return 1.0; });
+  for (auto& s : samples) {
+    if (s.on) s.wait_seconds = 0.95 * s.seconds;
+  }
+  EXPECT_EQ(pair_up(samples).dropped, 0);
+  for (auto& s : samples) {
+    if (s.block == 5 && s.position == 1) s.wait_seconds = 1.2 * s.seconds;   // ON, +25 points
+    if (s.block == 3 && s.position == 2) s.wait_seconds = 0.04 * s.seconds;  // OFF, within 5
+  }
+  const WorkerPairs w = pair_up(samples);
+  EXPECT_EQ(w.dropped, 1);
+  EXPECT_EQ(w.log_ratios.size(), 3u);
+}
+
 TEST(Paired, TheIntervalIsATIntervalOverWorkers) {
   // Three workers whose pairs all say exactly 1.04, 1.05 and 1.06 (per-worker offsets):
   // the interval is exp(mean ± t(0.975, 2) · sd / √3) of the three logs.

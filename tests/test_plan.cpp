@@ -134,7 +134,7 @@ TEST(Plan, ExpansionInterleavesArmsAbbaAndSharesTheSeed) {
 // workers ON-first, and each arm's samples are the blocks it runs.
 TEST(Plan, PairedExperimentsGiveEachWorkerBothArms) {
   const Plan s = planned(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
-                                 "design": "paired", "processes": 3, "blocks": 6,
+                                 "design": "paired", "workers": 3, "blocks": 6,
                                  "block_samples": 3})"),
                          two_cores());
   const auto expanded = trials(s, "");

@@ -52,7 +52,7 @@ TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
           one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "batchsize": 3})")),
       "s.json: /experiments/0/batchsize: unknown field \"batchsize\"; valid fields: processes, "
       "warmup, samples, iterations, timeout_s, batch, mode, model, preset, options, settings, "
-      "device, design, blocks, block_samples, name, knob, factorial, arms, aa");
+      "device, design, workers, blocks, block_samples, name, knob, factorial, arms, aa");
   EXPECT_EQ(
       error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "samples": -1})")),
       "s.json: /experiments/0/samples: must be an integer from 1 to 1000000, got -1");
@@ -187,13 +187,13 @@ TEST(Suite, PairedDesignOnlyWhereTheArmsSwitchInsideAProcess) {
   };
   EXPECT_EQ(design(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny"})"), "processes");
   EXPECT_EQ(design(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
-                       "design": "paired", "processes": 3})"),
+                       "design": "paired", "workers": 3})"),
             "paired");
   EXPECT_EQ(design(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
-                       "design": "auto", "processes": 3})"),
+                       "design": "auto", "workers": 3})"),
             "paired");
   EXPECT_EQ(design(R"({"knob": "no_grad", "aa": true, "model": "resnet50", "preset": "tiny",
-                       "design": "auto", "processes": 3})"),
+                       "design": "auto", "workers": 3})"),
             "paired");
   EXPECT_EQ(design(R"({"knob": "omp_threads", "model": "gpt", "preset": "tiny", "design": "auto",
                        "arms": {"off": {"omp_threads": 1}, "on": {"omp_threads": 2}}})"),
@@ -202,26 +202,26 @@ TEST(Suite, PairedDesignOnlyWhereTheArmsSwitchInsideAProcess) {
                        "preset": "tiny", "design": "auto"})"),
             "processes");
   const Experiment x = parse(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
-                                     "design": "paired", "processes": 4, "blocks": 6,
+                                     "design": "paired", "workers": 4, "blocks": 6,
                                      "block_samples": 3})"),
                              "s.json")
                            .experiments.front();
-  EXPECT_EQ(x.processes, 4);
+  EXPECT_EQ(x.workers, 4);
   EXPECT_EQ(x.blocks, 6);
   EXPECT_EQ(x.block_samples, 3);
 
   EXPECT_EQ(error_of(one(R"({"knob": "omp_threads", "model": "gpt", "preset": "tiny",
-                             "design": "paired", "processes": 3,
+                             "design": "paired", "workers": 3,
                              "arms": {"off": {"omp_threads": 1}, "on": {"omp_threads": 2}}})")),
             "s.json: /experiments/0/design: \"paired\" is not possible: omp_threads acts when the "
             "worker process starts, so its arms cannot alternate inside one process; use "
             "\"processes\" (or \"auto\", which pairs where it can)");
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
-                             "design": "paired"})")),
-            "s.json: /experiments/0/processes: a paired experiment needs at least 3 worker "
-            "processes (its interval has processes - 1 degrees of freedom), got 2");
+                             "design": "paired", "workers": 2})")),
+            "s.json: /experiments/0/workers: a paired experiment needs at least 3 workers (its "
+            "interval has workers - 1 degrees of freedom), got 2");
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
-                             "design": "paired", "processes": 3, "blocks": 5})")),
+                             "design": "paired", "workers": 3, "blocks": 5})")),
             "s.json: /experiments/0/blocks: must be even (blocks 2j and 2j+1 are one OFF/ON "
             "pair), got 5");
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
@@ -229,7 +229,7 @@ TEST(Suite, PairedDesignOnlyWhereTheArmsSwitchInsideAProcess) {
             "s.json: /experiments/0/design: must be \"processes\", \"paired\" or \"auto\", "
             "got \"pairs\"");
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
-                             "design": "paired", "processes": 3, "block_samples": 1})")),
+                             "design": "paired", "workers": 3, "block_samples": 1})")),
             "s.json: /experiments/0/block_samples: must be an integer from 2 to 100000, got 1");
 }
 
