@@ -327,6 +327,7 @@ TEST(Knobs, OnlyArmsThatDifferInInProcessKnobsArePairable) {
   EXPECT_FALSE(pairable({{"omp_threads", 1}}, {{"omp_threads", 2}}));
   EXPECT_FALSE(pairable({{"jit_fusion", false}}, {{"jit_fusion", true}}));
   EXPECT_FALSE(pairable({{"onednn", false}}, {{"onednn", true}}));
+  EXPECT_FALSE(pairable({{"quantize_linear", false}}, {{"quantize_linear", true}}));
   EXPECT_FALSE(pairable({{"allocator", "glibc"}}, json::object()));
   // The same baseline in both arms does not matter.
   EXPECT_TRUE(
