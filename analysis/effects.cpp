@@ -135,22 +135,24 @@ stats::Effect paired_time_effect(const Samples& s) {
   return e;
 }
 
-// The time effect of arms measured in processes of their own (the bootstrap over processes); an
-// interval wider than the paired design's ±2 % target says why it is.
-stats::Effect separate_time_effect(Samples& s, const std::string& off, const std::string& on) {
-  stats::Effect e = stats::effect(s.time[off], s.time[on]);
+// A bootstrap interval of arms measured in processes of their own that is wider than the paired
+// design's ±2 % target says why it is.
+stats::Effect explained_width(stats::Effect e) {
   const stats::paired::Options paired;
-  if (std::isfinite(e.lo) && std::isfinite(e.hi) && e.lo > 0) {
-    const double half_width = std::sqrt(e.hi / e.lo) - 1;
-    if (half_width > paired.target) {
-      e.note += fmt::format(
-          "{}±{:.1f}%, wider than the ±{:g}% target: the arms ran in separate processes, whose "
-          "differences this interval includes (paired measurement alternates arms inside each "
-          "worker only for knobs that switch inside a process)",
-          e.note.empty() ? "" : "; ", 100 * half_width, 100 * paired.target);
-    }
+  if (!std::isfinite(e.lo) || !std::isfinite(e.hi) || e.lo <= 0) return e;
+  const double half_width = std::sqrt(e.hi / e.lo) - 1;
+  if (half_width > paired.target) {
+    e.note += fmt::format(
+        "{}±{:.1f}%, wider than the ±{:g}% target: the arms ran in separate processes, whose "
+        "differences this interval includes (paired measurement alternates arms inside each "
+        "worker only for two arms whose knobs switch inside a process)",
+        e.note.empty() ? "" : "; ", 100 * half_width, 100 * paired.target);
   }
   return e;
+}
+
+stats::Effect separate_time_effect(Samples& s, const std::string& off, const std::string& on) {
+  return explained_width(stats::effect(s.time[off], s.time[on]));
 }
 
 // The effects of switching from arm `off` to arm `on`: time, and peak memory for memory knobs.
@@ -190,7 +192,10 @@ void compute_effects(ExperimentReport& x, Samples& s) {
       cells.push_back(a.arm);
       groups.push_back(s.time[a.arm]);
     }
-    for (auto& e : factorial_effects(cells, groups)) x.effects.push_back(std::move(e));
+    for (auto& e : factorial_effects(cells, groups)) {
+      e.effect = explained_width(e.effect);
+      x.effects.push_back(std::move(e));
+    }
   } else if (find_arm(x, "off") && find_arm(x, "on")) {
     add_effects(x, s, "off", "on", "on vs off");
   } else {

@@ -771,11 +771,16 @@ def style_ratio_axis(ax, lo: float, hi: float, left_text: str, right_text: str, 
     ax.axvspan(lo, 1, color=VERDICT_COLOURS[HELPS], alpha=0.07, lw=0)
     ax.axvspan(1, hi, color=VERDICT_COLOURS[HURTS], alpha=0.07, lw=0)
     ax.axvline(1, color="black", lw=0.9)
-    ax.set_title(title, fontsize=10.5, loc="center", pad=18)
-    ax.text(0.0, 1.01, f"← {left_text}", transform=ax.transAxes, ha="left", va="bottom",
-            color=VERDICT_COLOURS[HELPS], fontsize=9, fontweight="bold")
-    ax.text(1.0, 1.01, f"{right_text} →", transform=ax.transAxes, ha="right", va="bottom",
-            color=VERDICT_COLOURS[HURTS], fontsize=9, fontweight="bold")
+    # The title above, the two directions in their own band below it, both placed in points from
+    # the axis (not in fractions of it: a tall forest plot's 1 % is as high as a line of text, and
+    # the labels then ran into the title).
+    ax.set_title(title, fontsize=10.5, loc="center", pad=20)
+    ax.annotate(f"← {left_text}", xy=(0.0, 1.0), xycoords="axes fraction", xytext=(0, 3),
+                textcoords="offset points", ha="left", va="bottom",
+                color=VERDICT_COLOURS[HELPS], fontsize=9, fontweight="bold")
+    ax.annotate(f"{right_text} →", xy=(1.0, 1.0), xycoords="axes fraction", xytext=(0, 3),
+                textcoords="offset points", ha="right", va="bottom",
+                color=VERDICT_COLOURS[HURTS], fontsize=9, fontweight="bold")
     ax.tick_params(axis="y", left=False, labelleft=False)
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
@@ -891,7 +896,8 @@ def plot_forest(experiments: list[Experiment], hostname: str) -> bytes | None:
                           fontsize=8.5, style="italic", color="#555555", va="center", ha="left")
     axes["time"].set_yticks([])
     fig.text(0.005, 0.995, f"Which advice helps on {short(hostname, 40)}: diamond = measured ratio, "
-             "bar = 95 % interval; green helps, red hurts, grey no measurable effect",
+             "bar = 95 % interval; green helps, red hurts, grey no measurable effect, blue no effect "
+             "beyond ±2 %, orange not precise enough",
              fontsize=10, va="top", ha="left", color="#333333")
     return png_bytes(fig)
 
