@@ -73,11 +73,18 @@ std::string export_run(const storage::Database& db, const std::string& run_uuid,
     json benchmarks = json::array();
     int family = 0;
     std::map<std::string, int> families;
+    bool all_cpu = true;
     for (const auto& t : trials) {
       if (t.result.status != "ok") continue;
       const std::string name = t.spec.experiment + "/" + t.spec.arm;
       if (!families.count(name)) families[name] = family++;
-      for (double seconds : t.result.sample_seconds) {
+      // Process CPU time where the run measured it (schema version 4 on); wall time otherwise,
+      // and the context says which (tunebench_cpu_time).
+      const auto& cpu = t.result.sample_cpu_seconds;
+      const bool has_cpu = cpu.size() == t.result.sample_seconds.size();
+      all_cpu = all_cpu && has_cpu;
+      for (size_t i = 0; i < t.result.sample_seconds.size(); ++i) {
+        const double seconds = t.result.sample_seconds[i];
         benchmarks.push_back({{"name", name},
                               {"family_index", families[name]},
                               {"per_family_instance_index", 0},
@@ -88,7 +95,7 @@ std::string export_run(const storage::Database& db, const std::string& run_uuid,
                               {"threads", 1},
                               {"iterations", t.spec.iterations},
                               {"real_time", seconds * 1e9},
-                              {"cpu_time", seconds * 1e9},
+                              {"cpu_time", (has_cpu ? cpu[i] : seconds) * 1e9},
                               {"time_unit", "ns"}});
       }
     }
@@ -103,7 +110,11 @@ std::string export_run(const storage::Database& db, const std::string& run_uuid,
                     {"load_avg", r.host_state.value("load_average", json::array())},
                     {"library_build_type", "release"},
                     {"tunebench_run", r.uuid},
-                    {"libtorch", r.software.value("libtorch_build", "")}};
+                    {"libtorch", r.software.value("libtorch_build", "")},
+                    {"tunebench_cpu_time",
+                     all_cpu ? "process CPU time per iteration, all threads"
+                             : "wall time where the run did not measure CPU time (older runs, "
+                               "multi-process trials)"}};
     return json{{"context", context}, {"benchmarks", benchmarks}}.dump(2) + "\n";
   }
   throw std::invalid_argument("export format must be json, csv or gbench, got '" + format + "'");

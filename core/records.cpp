@@ -92,6 +92,7 @@ json to_json(const TrialResult& r) {
   json out = {{"status", r.status},
               {"error", r.error},
               {"sample_seconds", r.sample_seconds},
+              {"sample_cpu_seconds", r.sample_cpu_seconds},
               {"probe_seconds", r.probe_seconds},
               {"peak_rss_bytes", r.peak_rss_bytes},
               {"page_faults_per_iteration", r.page_faults_per_iteration},
@@ -113,6 +114,7 @@ TrialResult trial_result_from_json(const json& j) {
     r.status = j.at("status").get<std::string>();
     r.error = j.value("error", "");
     r.sample_seconds = j.value("sample_seconds", std::vector<double>{});
+    r.sample_cpu_seconds = j.value("sample_cpu_seconds", std::vector<double>{});
     r.probe_seconds = j.value("probe_seconds", 0.0);
     r.peak_rss_bytes = j.value("peak_rss_bytes", int64_t{0});
     r.page_faults_per_iteration = j.value("page_faults_per_iteration", 0.0);

@@ -76,7 +76,9 @@ TrialSpec trial_spec_from_json(const nlohmann::json& j);  // throws std::invalid
 struct TrialResult {
   std::string status = "failed";
   std::string error;
-  std::vector<double> sample_seconds;    // seconds per iteration, one per sample
+  std::vector<double> sample_seconds;  // seconds per iteration, one per sample
+  // Process CPU time per iteration (all threads) of each sample, where measured; empty otherwise.
+  std::vector<double> sample_cpu_seconds;
   double probe_seconds = 0;              // the fixed CPU probe timed just before the trial
   int64_t peak_rss_bytes = 0;            // peak resident memory of the measured region
   double page_faults_per_iteration = 0;  // minor + major, measured region

@@ -203,7 +203,8 @@ CREATE INDEX effects_experiment ON effects (experiment);
 // trials rows with the same process_index and paired_* columns (the trial columns' list), and
 // each of their samples keeps its place in the worker's ABBA sequence and what says whether
 // another process interfered, so that anyone can pair the blocks again and recompute the effect.
-// The columns are NULL for the samples of a trial alone in its process.
+// The columns are NULL for the samples of a trial alone in its process, except cpu_seconds, which
+// every trial measures from this version on.
 constexpr const char* kSchemaV4 = R"sql(
 ALTER TABLE samples ADD COLUMN block INTEGER;                -- the block's index in its worker
 ALTER TABLE samples ADD COLUMN position INTEGER;             -- the sample's index in its block

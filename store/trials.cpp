@@ -192,9 +192,14 @@ namespace {
 void insert_samples(SQLite::Database& db, int64_t trial_id, const TrialResult& result,
                     const std::string& where) {
   const auto& paired = result.paired_samples;
+  const auto& cpu = result.sample_cpu_seconds;
   if (!paired.empty() && paired.size() != result.sample_seconds.size()) {
     throw StorageError(fmt::format("{}: {} paired samples for {} sample times", where,
                                    paired.size(), result.sample_seconds.size()));
+  }
+  if (!cpu.empty() && cpu.size() != result.sample_seconds.size()) {
+    throw StorageError(fmt::format("{}: {} sample CPU times for {} sample times", where, cpu.size(),
+                                   result.sample_seconds.size()));
   }
   SQLite::Statement sample(db,
                            "INSERT INTO samples (trial_id, idx, seconds, block, position, "
@@ -209,11 +214,15 @@ void insert_samples(SQLite::Database& db, int64_t trial_id, const TrialResult& r
     sample.bind(1, trial_id);
     sample.bind(2, static_cast<int64_t>(i));
     sample.bind(3, result.sample_seconds[i]);
+    if (!cpu.empty()) {
+      sample.bind(6, cpu[i]);
+    } else if (!paired.empty()) {
+      sample.bind(6, paired[i].cpu_seconds);
+    }
     if (!paired.empty()) {
       const PairedSample& p = paired[i];
       sample.bind(4, p.block);
       sample.bind(5, p.position);
-      sample.bind(6, p.cpu_seconds);
       sample.bind(7, p.wait_seconds);
       sample.bind(8, p.involuntary_switches);
       sample.bind(9, p.start_ns);
@@ -277,7 +286,9 @@ std::vector<Database::StoredTrial> Database::trials(const std::string& run_uuid)
       samples.bind(1, t.id);
       while (samples.executeStep()) {
         t.result.sample_seconds.push_back(samples.getColumn(0).getDouble());
-        if (samples.getColumn(1).isNull()) continue;  // a trial alone: the time only
+        if (!samples.getColumn(3).isNull())
+          t.result.sample_cpu_seconds.push_back(samples.getColumn(3).getDouble());
+        if (samples.getColumn(1).isNull()) continue;  // a trial alone: no block
         PairedSample p;
         p.on = t.spec.arm == "on";
         p.seconds = t.result.sample_seconds.back();

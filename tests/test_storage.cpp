@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "analysis/effects.h"
+#include "analysis/export.h"
 #include "store/storage.h"
 #include "store/trial_columns.h"
 
@@ -1078,6 +1079,37 @@ TEST_F(StorageTest, StoragePairedTrialIsBothArmsOrNeither) {
   EXPECT_THROW(db.store_trials(run.uuid, pair), StorageError);
   EXPECT_EQ(count(db, "trials"), 0);
   EXPECT_EQ(count(db, "samples"), 0);
+}
+
+// `export --format gbench`: cpu_time is the process CPU time each sample measured, not its wall
+// time again; a run without it says that its cpu_time is wall time.
+TEST_F(StorageTest, StorageGbenchExportGivesTheMeasuredCpuTime) {
+  Database db(db_path());
+  const RunRecord run = make_run("eeee0004-0000-4000-8000-000000000001", "2026-12-01T10:00:00Z");
+  db.begin_run(run);
+  TrialResult measured = make_result("ok", {0.1, 0.2});
+  measured.sample_cpu_seconds = {0.19, 0.41};  // two threads busy most of the time
+  db.store_trial(run.uuid, make_spec(run.uuid, 0, "off"), measured);
+  db.finish_run(run.uuid, "completed", "2026-12-01T10:05:00Z");
+  EXPECT_EQ(db.trials(run.uuid).front().result.sample_cpu_seconds, measured.sample_cpu_seconds);
+  const json out = json::parse(exporter::export_run(db, run.uuid, "gbench"));
+  ASSERT_EQ(out["benchmarks"].size(), 2u);
+  EXPECT_DOUBLE_EQ(out["benchmarks"][0]["real_time"].get<double>(), 0.1e9);
+  EXPECT_DOUBLE_EQ(out["benchmarks"][0]["cpu_time"].get<double>(), 0.19e9);
+  EXPECT_DOUBLE_EQ(out["benchmarks"][1]["cpu_time"].get<double>(), 0.41e9);
+  EXPECT_EQ(out["context"]["tunebench_cpu_time"], "process CPU time per iteration, all threads");
+
+  const RunRecord old = make_run("eeee0004-0000-4000-8000-000000000002", "2026-12-01T11:00:00Z");
+  db.begin_run(old);
+  db.store_trial(old.uuid, make_spec(old.uuid, 0, "off"), make_result("ok", {0.1, 0.2}));
+  db.finish_run(old.uuid, "completed", "2026-12-01T11:05:00Z");
+  const json wall = json::parse(exporter::export_run(db, old.uuid, "gbench"));
+  EXPECT_DOUBLE_EQ(wall["benchmarks"][0]["cpu_time"].get<double>(), 0.1e9);
+  EXPECT_NE(wall["context"]["tunebench_cpu_time"].get<std::string>().find("wall time"),
+            std::string::npos);
+  TrialResult broken = make_result("ok", {0.1, 0.2});
+  broken.sample_cpu_seconds = {0.2};
+  EXPECT_THROW(db.store_trial(old.uuid, make_spec(old.uuid, 1, "on"), broken), StorageError);
 }
 
 }  // namespace

@@ -124,7 +124,9 @@ PairedResult run_paired(const PairedSpec& spec) {
   result.on = arm_result(on, seconds_on, faults_on, peak_rss);
   result.off.probe_seconds = result.on.probe_seconds = result.probe_seconds;
   for (const PairedSample& s : result.samples) {
-    (s.on ? result.on : result.off).paired_samples.push_back(s);
+    TrialResult& arm = s.on ? result.on : result.off;
+    arm.paired_samples.push_back(s);
+    arm.sample_cpu_seconds.push_back(s.cpu_seconds);
   }
   result.status = "ok";
   return result;

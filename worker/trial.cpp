@@ -32,10 +32,14 @@ class SampleCollector : public benchmark::BenchmarkReporter {
     for (const auto& run : runs) {
       if (run.run_type != Run::RT_Iteration) continue;
       if (run.error_occurred) error = run.error_message;
-      if (run.iterations > 0) seconds.push_back(run.real_accumulated_time / double(run.iterations));
+      if (run.iterations > 0) {
+        seconds.push_back(run.real_accumulated_time / double(run.iterations));
+        cpu_seconds.push_back(run.cpu_accumulated_time / double(run.iterations));
+      }
     }
   }
   std::vector<double> seconds;
+  std::vector<double> cpu_seconds;  // process CPU time (MeasureProcessCPUTime), per iteration
   std::string error;
 };
 
@@ -126,6 +130,7 @@ SampleCollector run_samples(Arm& arm) {
         for (auto _ : state) state.SetIterationTime(stretch(arm.device->time(arm.iteration), slow));
       })
       ->UseManualTime()
+      ->MeasureProcessCPUTime()  // all threads (OpenMP's too), as a paired sample measures it
       ->Iterations(spec.iterations)
       ->Repetitions(spec.samples);
   SampleCollector collector;
@@ -235,6 +240,7 @@ Measurement measure(Arm& arm) {
   m.peak_rss_bytes = status_kb("VmHWM");
   m.device_peak_bytes = arm.device->peak_memory_bytes();
   m.sample_seconds = collector.seconds;
+  m.sample_cpu_seconds = collector.cpu_seconds;
   m.error = collector.error;
   // What Google Benchmark's machinery and our timing added beyond the timed steps, per sample.
   double timed = 0;
@@ -260,6 +266,7 @@ TrialResult result_of(const Arm& arm, const Measurement& m) {
   result.peak_rss_bytes = m.peak_rss_bytes;
   result.device_peak_bytes = m.device_peak_bytes;
   result.sample_seconds = m.sample_seconds;
+  result.sample_cpu_seconds = m.sample_cpu_seconds;
   result.evidence = arm.evidence;
   if (!m.error.empty()) {
     result.status = "failed";

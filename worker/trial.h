@@ -47,8 +47,9 @@ void warm_up(Arm& arm);
 
 // The measured region's figures.
 struct Measurement {
-  std::vector<double> sample_seconds;  // one per repetition: seconds per iteration
-  std::string error;                   // Google Benchmark's, if any
+  std::vector<double> sample_seconds;      // one per repetition: seconds per iteration
+  std::vector<double> sample_cpu_seconds;  // process CPU time per iteration, per repetition
+  std::string error;                       // Google Benchmark's, if any
   double page_faults_per_iteration = 0;
   int64_t peak_rss_bytes = -1, device_peak_bytes = -1;
 };
