@@ -45,9 +45,17 @@ PairedSample take_sample(Arm& arm, double slow) {
   return s;
 }
 
-TrialResult arm_result(const Arm& arm, const std::vector<double>& seconds, int64_t faults,
+// One arm's result from its samples (in the order taken): their times, CPU times and the samples
+// themselves, as a trial alone would report them.
+TrialResult arm_result(const Arm& arm, std::vector<PairedSample> samples, int64_t faults,
                        int64_t peak_rss) {
+  std::vector<double> seconds;
   TrialResult r;
+  for (const PairedSample& sample : samples) {
+    seconds.push_back(sample.seconds);
+    r.sample_cpu_seconds.push_back(sample.cpu_seconds);
+  }
+  r.paired_samples = std::move(samples);
   r.status = "ok";
   r.check_value = arm.check_value;
   r.sample_seconds = seconds;
@@ -92,7 +100,7 @@ PairedResult run_paired(const PairedSpec& spec) {
     for (auto& hooks : arm->hooks) hooks->begin_measurement(*arm);
     arm->device->begin_measurement();
   }
-  std::vector<double> seconds_off, seconds_on;
+  std::vector<PairedSample> samples_off, samples_on;
   int64_t faults_off = 0, faults_on = 0;
   const double slow_off = slow_fraction(spec.off), slow_on = slow_fraction(spec.on);
   const std::vector<bool> order = abba_order(spec.blocks, spec.on_first);
@@ -104,7 +112,7 @@ PairedResult run_paired(const PairedSpec& spec) {
       s.on = order[size_t(b)];
       s.block = b;
       s.position = p;
-      (s.on ? seconds_on : seconds_off).push_back(s.seconds);
+      (s.on ? samples_on : samples_off).push_back(s);
       result.samples.push_back(s);
     }
     (order[size_t(b)] ? faults_on : faults_off) += page_faults() - faults;
@@ -120,14 +128,9 @@ PairedResult run_paired(const PairedSpec& spec) {
                                {"on_first", spec.on_first},
                                {"shared_model", first->model == second->model}};
   }
-  result.off = arm_result(off, seconds_off, faults_off, peak_rss);
-  result.on = arm_result(on, seconds_on, faults_on, peak_rss);
+  result.off = arm_result(off, std::move(samples_off), faults_off, peak_rss);
+  result.on = arm_result(on, std::move(samples_on), faults_on, peak_rss);
   result.off.probe_seconds = result.on.probe_seconds = result.probe_seconds;
-  for (const PairedSample& s : result.samples) {
-    TrialResult& arm = s.on ? result.on : result.off;
-    arm.paired_samples.push_back(s);
-    arm.sample_cpu_seconds.push_back(s.cpu_seconds);
-  }
   result.status = "ok";
   return result;
 }
