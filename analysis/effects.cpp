@@ -45,6 +45,14 @@ struct Samples {
   bool is_paired = false;
 };
 
+// An ok arm of a paired worker: its samples join the worker's (process_index).
+void add_paired_arm(std::map<int, std::vector<PairedSample>>& paired, std::map<int, int>& ok_arms,
+                    const storage::Database::StoredTrial& t) {
+  auto& worker = paired[t.spec.process_index];
+  worker.insert(worker.end(), t.result.paired_samples.begin(), t.result.paired_samples.end());
+  ++ok_arms[t.spec.process_index];
+}
+
 void add_trial(ExperimentReport& x, std::map<std::string, size_t>& arm_index, Samples& s,
                const storage::Database::StoredTrial& t) {
   const std::string& arm = t.spec.arm;
@@ -65,9 +73,7 @@ void add_trial(ExperimentReport& x, std::map<std::string, size_t>& arm_index, Sa
   if (a.evidence.is_null()) a.evidence = r.evidence;
   if (t.spec.pairing.paired()) {
     s.is_paired = true;
-    auto& worker = s.paired[t.spec.process_index];
-    worker.insert(worker.end(), r.paired_samples.begin(), r.paired_samples.end());
-    ++s.paired_ok_arms[t.spec.process_index];
+    add_paired_arm(s.paired, s.paired_ok_arms, t);
   }
   s.time[arm].push_back(r.sample_seconds);
   s.memory[arm].push_back({double(r.peak_rss_bytes)});
@@ -108,20 +114,28 @@ const ArmReport* find_arm(const ExperimentReport& x, const std::string& arm) {
   return nullptr;
 }
 
-// A paired experiment's time effect (analysis/paired.h): within each worker whose two arms were
-// both ok, the log ratios of its adjacent OFF/ON blocks; across workers, a t interval.
-stats::Effect paired_time_effect(const Samples& s) {
+// The workers of a paired experiment whose two arms were both ok, each worker's samples back in
+// the order taken (OFF's samples, then ON's, sorted by block and position).
+std::vector<std::vector<PairedSample>> paired_workers(
+    const std::map<int, std::vector<PairedSample>>& paired, const std::map<int, int>& ok_arms) {
   std::vector<std::vector<PairedSample>> workers;
-  for (const auto& [worker, samples] : s.paired) {
-    if (s.paired_ok_arms.at(worker) != 2) continue;
-    workers.push_back(samples);  // OFF's samples, then ON's: back into the order taken
+  for (const auto& [worker, samples] : paired) {
+    if (ok_arms.at(worker) != 2) continue;
+    workers.push_back(samples);
     std::sort(workers.back().begin(), workers.back().end(),
               [](const PairedSample& a, const PairedSample& b) {
                 return std::tie(a.block, a.position) < std::tie(b.block, b.position);
               });
   }
+  return workers;
+}
+
+// A paired experiment's time effect (analysis/paired.h): within each worker whose two arms were
+// both ok, the log ratios of its adjacent OFF/ON blocks; across workers, a t interval.
+stats::Effect paired_time_effect(const Samples& s) {
   const stats::paired::Options options;
-  const stats::paired::Effect p = stats::paired::estimate(workers, options);
+  const stats::paired::Effect p =
+      stats::paired::estimate(paired_workers(s.paired, s.paired_ok_arms), options);
   stats::Effect e{p.ratio, p.lo, p.hi, options.confidence, 0, p.verdict, "", options.equivalence};
   e.note = fmt::format(
       "paired: {} workers, {} pairs of blocks kept, {} dropped as contaminated; workers differ "
@@ -269,6 +283,17 @@ void store_writer(storage::Database& db, const std::string& run_uuid) {
 }();
 
 }  // namespace
+
+stats::paired::Effect paired_time_estimate(const std::vector<Stored::StoredTrial>& trials,
+                                           const std::string& experiment) {
+  std::map<int, std::vector<PairedSample>> paired;
+  std::map<int, int> ok_arms;
+  for (const auto& t : trials) {
+    if (t.spec.experiment == experiment && t.spec.pairing.paired() && t.result.status == "ok")
+      add_paired_arm(paired, ok_arms, t);
+  }
+  return stats::paired::estimate(paired_workers(paired, ok_arms));
+}
 
 std::vector<NamedEffect> factorial_effects(const std::vector<std::string>& cells,
                                            const std::vector<stats::Groups>& groups) {

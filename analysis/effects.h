@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/analysis.h"
+#include "analysis/paired.h"
 
 namespace tunebench::analysis {
 
@@ -21,6 +22,12 @@ void apply_stored(RunReport& report, const storage::Database::RunEffects& stored
 
 // Computes the run's numbers and stores them, replacing earlier ones.
 void store_effects(storage::Database& db, const std::string& run_uuid);
+
+// The time effect of paired experiment `experiment` from a run's stored trials, exactly as
+// compute_report computes it (the workers whose two arms are both ok): what the orchestrator's
+// stopping rule (stats::paired::settled) looks at after each worker.
+stats::paired::Effect paired_time_estimate(
+    const std::vector<storage::Database::StoredTrial>& trials, const std::string& experiment);
 
 // Main effects and two-factor interactions of a 2^k factorial experiment (k >= 2), as contrasts
 // of the cells' medians (stats::contrast): main effect of factor i, weights s_i / 2^(k−1) (the

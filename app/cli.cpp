@@ -54,8 +54,10 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
   o->db_path = kDefaultDatabase;
   auto* cmd = app.add_subcommand(
       "run",
-      "Run a suite: every experiment as interleaved off/on trials in fresh worker "
-      "processes, stored in the results database");
+      "Run a suite: every experiment as interleaved off/on trials in fresh worker processes, or "
+      "paired (workers that each hold both arms and alternate them) where its knobs switch inside "
+      "a process; a paired experiment adds workers until its interval is within ±2% or its "
+      "budget_s is spent. Everything is stored in the results database");
   auto* suite = cmd->add_option("--suite", o->suite_path, "suite file, e.g. suites/smoke.json");
   auto* resume = cmd->add_option(
       "--resume", o->resume,
@@ -65,6 +67,11 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--label", o->label, "a label for the run, e.g. nightly");
   cmd->add_option("--filter", o->filter,
                   "run only experiments whose name matches this regular expression");
+  cmd->add_option("--budget", o->budget_s,
+                  "seconds: once the run has taken this long, paired experiments stop adding "
+                  "workers to reach ±2% (they say so: 'not precise enough'); every planned trial "
+                  "still runs. Default: no run budget, each experiment's budget_s alone")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-q,--quiet", o->quiet, "print nothing but errors");
   return {cmd, [o] { return run_command(*o); }};
 }

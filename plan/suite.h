@@ -23,7 +23,8 @@
 // per arm), warmup (iterations), samples (per process), iterations (per sample), timeout_s,
 // device ("cpu" or "cuda"; default "cuda" for a CUDA-only knob, else "cpu"), design ("processes",
 // "paired" or "auto"; default "processes"), workers, blocks and block_samples (a paired design's
-// worker processes and their shape).
+// worker processes and their shape), budget_s and max_workers (how far a paired experiment may
+// sample beyond its workers to reach the ±2 % target).
 // "aa": true makes an experiment an A/A control: both arms run the knob's ON setting, so its
 // effect measures the noise floor and should come out as "no measurable effect".
 #pragma once
@@ -74,8 +75,15 @@ struct Experiment {
   // paired: worker processes, each holding both arms; at least 3 (the interval has workers − 1
   // degrees of freedom), and an even count balances which arm each worker builds and times first.
   int workers = 4;
-  int blocks = 16;             // paired: ABBA blocks per worker (even: blocks 2j and 2j+1 pair)
-  int block_samples = 4;       // paired: samples per block; the first of each is discarded
+  int blocks = 16;        // paired: ABBA blocks per worker (even: blocks 2j and 2j+1 pair)
+  int block_samples = 4;  // paired: samples per block; the first of each is discarded
+  // paired: sampling until the effect is settled. After its `workers`, an experiment whose
+  // interval is wider than the target (±2 %, stats::paired::Options) gets two more workers at a
+  // time (one of each order) until it is settled, its workers have taken `budget_s` seconds in
+  // all, or it has `max_workers` (at least `workers`; default the larger of 32 and workers).
+  // budget_s 0: the planned workers only. The rule looks at the width only (settled()).
+  double budget_s = 60;
+  int max_workers = 32;
   bool aa = false;             // an A/A control: both arms run the knob's ON setting
   std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)
 };

@@ -16,6 +16,7 @@
 #include <random>
 #include <set>
 
+#include "analysis/effects.h"
 #include "core/multiproc.h"
 #include "knobs/knobs.h"
 #include "models/registry.h"
@@ -379,125 +380,258 @@ std::vector<TrialResult> run_pair(const TrialSpec& off, const TrialSpec& on, con
   return results;
 }
 
-// Runs `trials` (the run's missing ones) into `db`, checks and stores each, and finishes the run.
-// `total` is the run's trial count; `done`, `failed`, `invalid` count trials stored before.
-// `gpus`: the CUDA devices here, one per rank of a distributed CUDA trial.
-// Long (~110 lines) because it is the run loop itself: for each trial (or paired trial), run it,
-// check its guard, store, report progress, and stop cleanly on an interrupt or a storage error
-// without losing what was stored; the loop's counters are shared by each step.
-int execute(storage::Database& db, const std::string& run_uuid,
-            const std::vector<TrialSpec>& trials, std::map<std::string, double> guard_reference,
-            int failed, int invalid, const RunOptions& options, int gpus) {
-  const bool tty = isatty(STDERR_FILENO) && !options.quiet;
-  auto say = [&](const std::string& line) {
-    if (!options.quiet) std::cerr << (tty ? "\r\033[K" : "") << line << "\n";
-  };
+// How far a paired experiment may sample beyond its planned workers (suite.h: budget_s,
+// max_workers), by experiment name.
+struct Sampling {
+  double budget_s = 0;
+  int max_workers = 0;
+};
+using SamplingMap = std::map<std::string, Sampling>;
+
+SamplingMap sampling_of(const plan::Plan& plan) {
+  SamplingMap out;
+  for (const auto& [x, not_applicable] : plan.experiments) {
+    if (x.design == "paired") out[x.name] = {x.budget_s, x.max_workers};
+  }
+  return out;
+}
+
+// The run loop: runs the run's missing trials into `db`, checks (evidence, guard) and stores
+// each, samples every paired experiment on until it is settled or out of budget, reports
+// progress, and stops cleanly on an interrupt or a storage error without losing what was stored.
+class RunLoop {
+ public:
+  // `total` trials planned; `failed`, `invalid` count trials stored before (a resumed run);
+  // `guard_reference` the experiments' first ok check values; `gpus` the CUDA devices here.
+  RunLoop(storage::Database& db, std::string run_uuid, const RunOptions& options, int gpus,
+          std::map<std::string, double> guard_reference, int failed, int invalid,
+          SamplingMap sampling)
+      : db_(db),
+        run_uuid_(std::move(run_uuid)),
+        options_(options),
+        tty_(isatty(STDERR_FILENO) && !options.quiet),
+        launch_{options.worker_executable, options.worker_executable, multiproc::allowed_cpus(),
+                gpus},
+        guard_reference_(std::move(guard_reference)),
+        failed_(failed),
+        invalid_(invalid),
+        sampling_(std::move(sampling)) {
+    if (launch_.exe == "/proc/self/exe") {
+      char path[4096];
+      const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+      if (n > 0) launch_.resolved_exe.assign(path, size_t(n));
+    }
+  }
+
+  int execute(const std::vector<TrialSpec>& trials);
+
+ private:
+  void say(const std::string& line) const {
+    if (!options_.quiet) std::cerr << (tty_ ? "\r\033[K" : "") << line << "\n";
+  }
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  void guard(const TrialSpec& t, TrialResult& r);
+  void report(const TrialSpec& t, const TrialResult& r, const std::string& position) const;
+  bool run_unit(const std::vector<TrialSpec>& unit, const std::vector<std::string>& positions);
+  bool sample_on(const TrialSpec& off, const TrialSpec& on);
+
+  storage::Database& db_;
+  const std::string run_uuid_;
+  const RunOptions& options_;
+  const bool tty_;
+  Launch launch_;
+  std::map<std::string, double> guard_reference_;
+  int failed_, invalid_;
+  const SamplingMap sampling_;
+  std::map<std::string, double> experiment_seconds_;  // worker time spent, by experiment
+  int next_sequence_ = 0;  // for the workers sampling adds beyond the plan
+  int added_ = 0;          // workers sampling added
+  bool failed_to_store_ = false;
+  Clock::time_point start_ = Clock::now();
+};
+
+// Every arm of an experiment computes what its first trial did (within the knob's tolerance).
+void RunLoop::guard(const TrialSpec& t, TrialResult& r) {
+  if (r.status != "ok") return;
+  auto [it, first] = guard_reference_.emplace(t.experiment, r.check_value);
+  const double tolerance = knobs::guard_tolerance(t.knob, t.settings);
+  const double diff = std::abs(r.check_value - it->second) / std::max(std::abs(it->second), 1e-12);
+  if (!first && diff > tolerance) {
+    r.status = "invalid";
+    r.error = fmt::format(
+        "correctness guard: this arm computes {:.6g}, the experiment's first trial "
+        "{:.6g} (relative difference {:.2g} > tolerance {:.2g})",
+        r.check_value, it->second, diff, tolerance);
+  }
+}
+
+void RunLoop::report(const TrialSpec& t, const TrialResult& r, const std::string& position) const {
+  if (!tty_ && !options_.quiet) {
+    const double median_ms =
+        r.items_per_second > 0 ? 1e3 * double(t.batch) / r.items_per_second : 0;
+    say(fmt::format("trial {} {} [{}] {}{}", position, t.experiment, t.arm, r.status,
+                    r.status == "ok" ? fmt::format(": median {:.3g} ms/iteration", median_ms)
+                                     : ": " + r.error));
+  } else if (r.status != "ok") {
+    say(fmt::format("trial {} {} [{}] {}: {}", position, t.experiment, t.arm, r.status, r.error));
+  }
+}
+
+// Runs one unit — a trial alone (one process, or several at once for multi_instance and the
+// distributed knobs), or a paired trial's two arms in one process — then guards and stores it:
+// both arms of a paired trial together or neither (a resumed run reruns both). False when the
+// run must stop: interrupted (nothing of the unit stored) or the database refused it.
+bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
+                       const std::vector<std::string>& positions) {
+  const TrialSpec& t = unit.front();
+  std::vector<TrialResult> results;
+  bool interrupted = false;
+  const auto began = Clock::now();
+  if (unit.size() == 2) {
+    results = run_pair(unit[0], unit[1], launch_, interrupted);
+  } else if (t.pairing.paired()) {
+    results.push_back(
+        failed_result({},
+                      "a paired trial needs both arms, and the other arm of this worker is missing "
+                      "(rerun the experiment)"));
+  } else {
+    results.push_back(run_alone(t, launch_, interrupted));
+  }
+  // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
+  // marked interrupted with every finished trial kept.
+  if (interrupted) return false;
+  experiment_seconds_[t.experiment] += std::chrono::duration<double>(Clock::now() - began).count();
+  std::vector<std::pair<TrialSpec, TrialResult>> stored;
+  for (size_t u = 0; u < unit.size(); ++u) {
+    guard(unit[u], results[u]);
+    if (results[u].status == "failed") ++failed_;
+    if (results[u].status == "invalid") ++invalid_;
+    stored.emplace_back(unit[u], results[u]);
+  }
+  try {
+    db_.store_trials(run_uuid_, stored);
+  } catch (const storage::StorageError& e) {
+    std::cerr << "\ntunebench: error: storing trial " << positions.front() << ": " << e.what()
+              << "\n";
+    failed_to_store_ = true;
+    return false;
+  }
+  for (size_t u = 0; u < unit.size(); ++u) report(unit[u], results[u], positions[u]);
+  return true;
+}
+
+// Sampling on (issue #14, "stop on precision"): after a paired experiment's planned workers, two
+// more workers at a time (one OFF-first, one ON-first, so the order stays balanced) until its
+// interval is within the ±2 % target (stats::paired::settled: the width only, never the
+// estimate), or its workers have taken its budget_s, or it has max_workers, or the run's
+// --budget is spent. What stops it is said; an experiment left wider than the target is stored
+// as "not precise enough (±x %)" unless its interval excludes 1. `off` and `on` are the
+// experiment's last planned worker: the new workers are copies of it. False when the run must
+// stop (as run_unit).
+bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
+  const auto found = sampling_.find(off.experiment);
+  if (found == sampling_.end()) return true;
+  const Sampling& limits = found->second;
+  for (;;) {
+    const auto stored = db_.trials(run_uuid_);
+    const stats::paired::Effect e = analysis::paired_time_estimate(stored, off.experiment);
+    int workers = 0;
+    for (const auto& t : stored) {
+      if (t.spec.experiment == off.experiment)
+        workers = std::max(workers, t.spec.process_index + 1);
+      next_sequence_ = std::max(next_sequence_, t.spec.sequence + 1);
+    }
+    const double spent = experiment_seconds_[off.experiment];
+    const std::string width =
+        std::isfinite(e.half_width) ? fmt::format("±{:.1f}%", 100 * e.half_width) : "no interval";
+    std::string stop;
+    if (stats::paired::settled(e)) {
+      stop = "settled";
+    } else if (e.workers == 0) {
+      stop = "not sampled on: no worker has both arms ok";
+    } else if (limits.budget_s <= 0) {
+      stop = "not settled (budget_s 0: the planned workers only)";
+    } else if (spent >= limits.budget_s) {
+      stop = fmt::format("not settled: its budget_s of {:g}s is spent", limits.budget_s);
+    } else if (workers + 2 > limits.max_workers) {
+      stop = fmt::format("not settled: max_workers {} reached", limits.max_workers);
+    } else if (options_.budget_s > 0 && elapsed() >= options_.budget_s) {
+      stop = fmt::format("not settled: the run's --budget of {:g}s is spent", options_.budget_s);
+    }
+    if (!stop.empty()) {
+      say(fmt::format("{}: {} at {} after {} workers, {:.0f}s", off.experiment, stop, width,
+                      workers, spent));
+      return true;
+    }
+    say(fmt::format("{}: {} after {} workers ({:.0f}s of {:g}s): two more workers", off.experiment,
+                    width, workers, spent, limits.budget_s));
+    for (int k = 0; k < 2 && !g_interrupted; ++k) {
+      std::vector<TrialSpec> unit{off, on};
+      for (TrialSpec& t : unit) {
+        t.process_index = workers + k;
+        t.pairing.on_first = t.process_index % 2 == 1;
+        t.sequence = next_sequence_++;
+      }
+      ++added_;
+      if (!run_unit(unit, {fmt::format("+{}", 2 * added_ - 1), fmt::format("+{}", 2 * added_)}))
+        return false;
+    }
+    if (g_interrupted) return false;
+  }
+}
+
+int RunLoop::execute(const std::vector<TrialSpec>& trials) {
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   signal(SIGPIPE, SIG_IGN);
-
-  Launch launch{options.worker_executable, options.worker_executable, multiproc::allowed_cpus(),
-                gpus};
-  if (launch.exe == "/proc/self/exe") {
-    char path[4096];
-    const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-    if (n > 0) launch.resolved_exe.assign(path, size_t(n));
-  }
-  // Every arm of an experiment computes what its first trial did (within the knob's tolerance).
-  auto guard = [&](const TrialSpec& t, TrialResult& r) {
-    if (r.status != "ok") return;
-    auto [it, first] = guard_reference.emplace(t.experiment, r.check_value);
-    const double tolerance = knobs::guard_tolerance(t.knob, t.settings);
-    const double diff =
-        std::abs(r.check_value - it->second) / std::max(std::abs(it->second), 1e-12);
-    if (!first && diff > tolerance) {
-      r.status = "invalid";
-      r.error = fmt::format(
-          "correctness guard: this arm computes {:.6g}, the experiment's first trial "
-          "{:.6g} (relative difference {:.2g} > tolerance {:.2g})",
-          r.check_value, it->second, diff, tolerance);
-    }
-  };
-  auto report = [&](const TrialSpec& t, const TrialResult& r, size_t index) {
-    if (!tty && !options.quiet) {
-      const double median_ms =
-          r.items_per_second > 0 ? 1e3 * double(t.batch) / r.items_per_second : 0;
-      say(fmt::format("trial {}/{} {} [{}] {}{}", index + 1, trials.size(), t.experiment, t.arm,
-                      r.status,
-                      r.status == "ok" ? fmt::format(": median {:.3g} ms/iteration", median_ms)
-                                       : ": " + r.error));
-    } else if (r.status != "ok") {
-      say(fmt::format("trial {}/{} {} [{}] {}: {}", index + 1, trials.size(), t.experiment, t.arm,
-                      r.status, r.error));
-    }
-  };
-  const auto start = Clock::now();
-  for (size_t i = 0; i < trials.size() && !g_interrupted; ++i) {
+  for (const auto& t : trials) next_sequence_ = std::max(next_sequence_, t.sequence + 1);
+  bool go_on = true;
+  for (size_t i = 0; i < trials.size() && go_on && !g_interrupted; ++i) {
     const TrialSpec& t = trials[i];
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    const double eta = i ? elapsed / double(i) * double(trials.size() - i) : 0;
-    if (tty) {
+    if (tty_) {
+      const double eta = i ? elapsed() / double(i) * double(trials.size() - i) : 0;
       std::cerr << fmt::format("\r\033[Ktrial {}/{} {} [{}] elapsed {} eta {}", i + 1,
-                               trials.size(), t.experiment, t.arm, duration(elapsed),
+                               trials.size(), t.experiment, t.arm, duration(elapsed()),
                                i ? duration(eta) : "?")
                 << std::flush;
     }
-    // One worker process, or several at once for multi_instance and the distributed knobs
-    // (multiproc.h), or for a paired trial one process holding this arm and the next.
-    std::vector<const TrialSpec*> unit{&t};
-    std::vector<TrialResult> results;
-    bool interrupted = false;
-    if (t.pairing.paired()) {
-      const TrialSpec* on = i + 1 < trials.size() ? &trials[i + 1] : nullptr;
-      if (t.arm == "off" && on && on->arm == "on" && on->experiment == t.experiment &&
-          on->process_index == t.process_index && on->pairing == t.pairing) {
-        unit.push_back(on);
-        results = run_pair(t, *on, launch, interrupted);
-      } else {
-        results.push_back(failed_result(
-            {},
-            "a paired trial needs both arms, and the other arm of this worker is missing "
-            "(rerun the experiment)"));
-      }
-    } else {
-      results.push_back(run_alone(t, launch, interrupted));
+    // A paired trial is this arm and the next, in one process.
+    std::vector<TrialSpec> unit{t};
+    const TrialSpec* next = i + 1 < trials.size() ? &trials[i + 1] : nullptr;
+    if (t.pairing.paired() && t.arm == "off" && next && next->arm == "on" &&
+        next->experiment == t.experiment && next->process_index == t.process_index &&
+        next->pairing == t.pairing) {
+      unit.push_back(*next);
     }
-    // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
-    // marked interrupted with every finished trial kept.
-    if (interrupted) break;
-    // Both arms of a paired trial are stored together, or neither (a resumed run reruns both).
-    std::vector<std::pair<TrialSpec, TrialResult>> stored;
-    for (size_t u = 0; u < unit.size(); ++u) {
-      guard(*unit[u], results[u]);
-      if (results[u].status == "failed") ++failed;
-      if (results[u].status == "invalid") ++invalid;
-      stored.emplace_back(*unit[u], results[u]);
-    }
-    try {
-      db.store_trials(run_uuid, stored);
-    } catch (const storage::StorageError& e) {
-      std::cerr << "\ntunebench: error: storing trial " << i + 1 << ": " << e.what() << "\n";
-      db.finish_run(run_uuid, "failed", now_iso8601());
-      return 1;
-    }
-    for (size_t u = 0; u < unit.size(); ++u) report(*unit[u], results[u], i + u);
+    std::vector<std::string> positions;
+    for (size_t u = 0; u < unit.size(); ++u)
+      positions.push_back(fmt::format("{}/{}", i + u + 1, trials.size()));
+    go_on = run_unit(unit, positions);
     i += unit.size() - 1;
+    // The experiment's last planned worker: sample on until it is settled.
+    const bool last = i + 1 == trials.size() || trials[i + 1].experiment != t.experiment;
+    if (go_on && unit.size() == 2 && last) go_on = sample_on(unit[0], unit[1]);
   }
-  const std::string status = g_interrupted         ? "interrupted"
-                             : (failed || invalid) ? "completed with failures"
-                                                   : "completed";
-  db.finish_run(run_uuid, status, now_iso8601());
-  if (tty) std::cerr << "\r\033[K";
-  say(fmt::format("run {} {}: {} trials, {} failed, {} invalid, in {}", run_uuid, status,
-                  db.trials(run_uuid).size(), failed, invalid,
-                  duration(std::chrono::duration<double>(Clock::now() - start).count())));
+  if (failed_to_store_) {
+    db_.finish_run(run_uuid_, "failed", now_iso8601());
+    return 1;
+  }
+  const std::string status = g_interrupted           ? "interrupted"
+                             : (failed_ || invalid_) ? "completed with failures"
+                                                     : "completed";
+  db_.finish_run(run_uuid_, status, now_iso8601());
+  if (tty_) std::cerr << "\r\033[K";
+  say(fmt::format("run {} {}: {} trials{}, {} failed, {} invalid, in {}", run_uuid_, status,
+                  db_.trials(run_uuid_).size(),
+                  added_ ? fmt::format(" ({} workers added to settle paired effects)", added_) : "",
+                  failed_, invalid_, duration(elapsed())));
   if (status == "interrupted") {
-    say("resume with: tunebench run --resume " + run_uuid.substr(0, 8) + " --db " +
-        options.db_path);
+    say("resume with: tunebench run --resume " + run_uuid_.substr(0, 8) + " --db " +
+        options_.db_path);
   }
-  say("see: tunebench show " + run_uuid.substr(0, 8) + " --db " + options.db_path);
+  say("see: tunebench show " + run_uuid_.substr(0, 8) + " --db " + options_.db_path);
   return status == "completed" ? 0 : 1;
 }
 
@@ -517,11 +651,13 @@ int resume(const RunOptions& options) {
     return 2;
   }
   std::vector<TrialSpec> all;
+  plan::Plan resumed_plan;
   try {
     const json& saved = stored.record.suite;
     const suite::Suite s =
         suite::parse(saved.at("suite").dump(), saved.value("path", "stored suite"));
-    all = plan::trials(plan::make(s, caps), saved.value("filter", ""));
+    resumed_plan = plan::make(s, caps);
+    all = plan::trials(resumed_plan, saved.value("filter", ""));
   } catch (const std::exception& e) {
     std::cerr << "tunebench: error: cannot resume run " << uuid << ": " << e.what() << "\n";
     return 2;
@@ -549,7 +685,9 @@ int resume(const RunOptions& options) {
     return stored.status == "completed" ? 0 : 1;
   }
   db->reopen_run(uuid);
-  return execute(*db, uuid, missing, guard_reference, failed, invalid, options, caps.gpus);
+  RunLoop loop(*db, uuid, options, caps.gpus, guard_reference, failed, invalid,
+               sampling_of(resumed_plan));
+  return loop.execute(missing);
 }
 
 }  // namespace
@@ -637,7 +775,8 @@ int run(const RunOptions& options) {
                 << na["reason"].get<std::string>() << "\n";
     }
   }
-  return execute(*db, run.uuid, trials, {}, 0, 0, options, caps.gpus);
+  RunLoop loop(*db, run.uuid, options, caps.gpus, {}, 0, 0, sampling_of(plan));
+  return loop.execute(trials);
 }
 
 }  // namespace tunebench::orchestrator

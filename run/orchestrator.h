@@ -20,6 +20,9 @@ struct RunOptions {
   bool quiet = false;
   std::string command_line;
   std::string resume;  // a run to finish: only its missing trials run (suite_path unused)
+  // Seconds of the whole run after which no paired experiment samples beyond its planned workers
+  // (its own budget_s still applies before); 0: no run budget. The planned trials all run.
+  double budget_s = 0;
   // The program that runs `worker`: this binary itself by default. /proc/self/exe in the forked
   // child stays this very binary even if a rebuild replaces the file during the run.
   std::string worker_executable = "/proc/self/exe";

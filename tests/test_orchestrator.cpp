@@ -1,6 +1,7 @@
 // The orchestrator's process handling: an explicit environment, timeouts that kill the whole
 // process group, and an interrupted run that keeps its finished trials.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,9 +10,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "analysis/analysis.h"
+#include "analysis/effects.h"
 #include "run/orchestrator.h"
 #include "store/storage.h"
 #include "tests/paths.h"
@@ -123,18 +127,24 @@ TEST(Run, SigintStopsTheRunKeepsFinishedTrialsAndResumeFinishesIt) {
   std::filesystem::remove_all(dir);
 }
 
+// Options for a quiet run of tests/suites/NAME.json into a fresh database in `dir` (emptied).
+RunOptions quiet_run(const std::filesystem::path& dir, const std::string& name) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  RunOptions options;
+  options.suite_path = test_paths::source_file("tests/suites/" + name + ".json");
+  options.db_path = (dir / "r.sqlite").string();
+  options.quiet = true;
+  options.worker_executable = test_paths::tunebench_binary();
+  return options;
+}
+
 // A paired run end to end (issue #14): each worker process holds both arms and alternates them,
 // both arms' trials are stored with their samples' blocks, and the effect is the paired one.
 TEST(Run, APairedExperimentRunsBothArmsInEachWorkerAndStoresTheirBlocks) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tunebench-paired-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  RunOptions options;
-  options.suite_path = test_paths::source_file("tests/suites/paired.json");
-  options.db_path = (dir / "r.sqlite").string();
-  options.quiet = true;
-  options.worker_executable = test_paths::tunebench_binary();
+  RunOptions options = quiet_run(dir, "paired");
   ASSERT_EQ(orchestrator::run(options), 0);
 
   storage::Database db(options.db_path);
@@ -168,6 +178,48 @@ TEST(Run, APairedExperimentRunsBothArmsInEachWorkerAndStoresTheirBlocks) {
         << x.effects.front().effect.note;
     EXPECT_EQ(x.effects.front().effect.resamples, 0);
   }
+  std::filesystem::remove_all(dir);
+}
+
+// How many workers a stored paired experiment has, each checked to hold both arms in the order
+// its index gives (odd workers ON-first) under sequence numbers of its own.
+int checked_workers(const std::vector<storage::Database::StoredTrial>& trials) {
+  std::map<int, int> arms;
+  std::set<int> sequences;
+  for (const auto& t : trials) {
+    EXPECT_EQ(t.result.status, "ok") << t.result.error;
+    EXPECT_EQ(t.spec.pairing.on_first, t.spec.process_index % 2 == 1);
+    EXPECT_TRUE(sequences.insert(t.spec.sequence).second) << t.spec.sequence;
+    ++arms[t.spec.process_index];
+  }
+  for (const auto& [worker, n] : arms) EXPECT_EQ(n, 2) << "worker " << worker;
+  return int(arms.size());
+}
+
+TEST(Run, APairedExperimentSamplesOnUntilSettledOrAtItsMostWorkers) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunebench-sampling-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "paired_sampling");
+  ASSERT_EQ(orchestrator::run(options), 0);
+  storage::Database db(options.db_path);
+  std::string uuid = *db.latest_run_uuid();
+  const int workers = checked_workers(db.trials(uuid));
+  const auto settled =
+      analysis::paired_time_estimate(db.trials(uuid), "aa.no_grad.resnet50-tiny-infer");
+  // Settled after the planned 3 (rare at this size), or two more workers, then max_workers 5.
+  if (workers == 3) {
+    EXPECT_TRUE(stats::paired::settled(settled)) << settled.text;
+  } else {
+    EXPECT_EQ(workers, 5);
+  }
+  const auto stored = analysis::analyze(db, uuid).experiments.front().effects.front().effect;
+  EXPECT_EQ(stored.note.rfind(fmt::format("paired: {} workers,", workers), 0), 0u) << stored.note;
+
+  // A spent run budget adds nothing: the planned workers only.
+  options.budget_s = 1e-9;
+  ASSERT_EQ(orchestrator::run(options), 0);
+  uuid = *db.latest_run_uuid();
+  EXPECT_EQ(checked_workers(db.trials(uuid)), 3);
   std::filesystem::remove_all(dir);
 }
 

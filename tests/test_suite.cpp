@@ -52,7 +52,8 @@ TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
           one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "batchsize": 3})")),
       "s.json: /experiments/0/batchsize: unknown field \"batchsize\"; valid fields: processes, "
       "warmup, samples, iterations, timeout_s, batch, mode, model, preset, options, settings, "
-      "device, design, workers, blocks, block_samples, name, knob, factorial, arms, aa");
+      "device, design, workers, blocks, block_samples, budget_s, max_workers, name, knob, "
+      "factorial, arms, aa");
   EXPECT_EQ(
       error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "samples": -1})")),
       "s.json: /experiments/0/samples: must be an integer from 1 to 1000000, got -1");
@@ -231,6 +232,31 @@ TEST(Suite, PairedDesignOnlyWhereTheArmsSwitchInsideAProcess) {
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
                              "design": "paired", "workers": 3, "block_samples": 1})")),
             "s.json: /experiments/0/block_samples: must be an integer from 2 to 100000, got 1");
+}
+
+TEST(Suite, APairedExperimentsSamplingBudgetAndMostWorkers) {
+  const auto first = [](const std::string& experiment) {
+    return parse(one(experiment), "s.json").experiments.front();
+  };
+  const Experiment plain = first(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                                     "design": "paired"})");
+  EXPECT_EQ(plain.budget_s, 60);
+  EXPECT_EQ(plain.max_workers, 32);
+  // Never fewer than the planned workers by default.
+  EXPECT_EQ(first(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                      "design": "paired", "workers": 40})")
+                .max_workers,
+            40);
+  const Experiment set = first(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                                   "design": "paired", "budget_s": 0, "max_workers": 8})");
+  EXPECT_EQ(set.budget_s, 0);
+  EXPECT_EQ(set.max_workers, 8);
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                             "design": "paired", "workers": 6, "max_workers": 4})")),
+            "s.json: /experiments/0/max_workers: must be at least workers (6), got 4");
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                             "budget_s": -1})")),
+            "s.json: /experiments/0/budget_s: must be a number from 0 to 604800, got -1");
 }
 
 TEST(Suite, AaControlsRunTheSameArmTwice) {
