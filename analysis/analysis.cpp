@@ -44,6 +44,12 @@ std::string format_run(const RunReport& report) {
   for (const auto& x : report.experiments) {
     out += fmt::format("\n{}  ({} {} {}, batch {})\n", x.name, x.model, x.preset, x.mode, x.batch);
     if (x.knob == "aa") out += "  A/A control: both arms identical; expect no effect\n";
+    if (x.slowdown > 0) {
+      out += fmt::format(
+          "  positive control: both arms identical but for a busy-wait of {:g}% of every ON step; "
+          "expect {:.2f}x inside the interval\n",
+          100 * x.slowdown, 1 + x.slowdown);
+    }
     if (!x.claim.empty()) out += "  claim: " + x.claim + "\n";
     if (!x.false_claim.empty()) out += "  false claim in the sources: " + x.false_claim + "\n";
     for (const auto& a : x.arms) {

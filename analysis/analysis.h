@@ -41,6 +41,8 @@ struct ExperimentReport {
   std::vector<ArmReport> arms;
   std::vector<NamedEffect> effects;
   std::string problem;  // why no effect could be computed
+  // A positive control's known slowdown of its ON arm as a fraction (0.03); 0 for any other.
+  double slowdown = 0;
 };
 
 struct RunReport {

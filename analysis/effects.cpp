@@ -196,6 +196,24 @@ void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const 
   }
 }
 
+// A positive control's time effect says whether it found the slowdown built into its ON arm:
+// whether its interval covers the truth, and whether it excludes 1 (detected).
+void check_positive_control(ExperimentReport& x) {
+  if (x.slowdown <= 0) return;
+  for (NamedEffect& e : x.effects) {
+    if (e.metric != "time" || !std::isfinite(e.effect.lo) || !std::isfinite(e.effect.hi)) continue;
+    const double truth = 1 + x.slowdown;
+    const bool covered = e.effect.lo <= truth && truth <= e.effect.hi;
+    const bool detected = e.effect.lo > 1;
+    const std::string said = fmt::format(
+        "positive control: the ON arm is {:g}% slower by construction ({:.2f}x); the interval {} "
+        "it and {}",
+        100 * x.slowdown, truth, covered ? "covers" : "MISSES",
+        detected ? "excludes 1 (detected)" : "includes 1 (not detected)");
+    e.effect.note = said + (e.effect.note.empty() ? "" : "; " + e.effect.note);
+  }
+}
+
 void compute_effects(ExperimentReport& x, Samples& s) {
   if (x.knob == "factorial") {
     const std::string base = x.arms.front().arm;  // the all-off cell comes first
@@ -247,12 +265,15 @@ RunReport collect(const storage::Database& db, const std::string& run_uuid, bool
       samples.emplace_back();
     }
     const size_t i = experiment_index[t.spec.experiment];
+    if (t.spec.knob == knobs::kPositiveControl && t.spec.arm == "on")
+      report.experiments[i].slowdown = knobs::slowdown_fraction(t.spec.settings);
     add_trial(report.experiments[i], arm_index[i], samples[i], t);
   }
   if (numbers) {
     for (size_t i = 0; i < report.experiments.size(); ++i) {
       summarise_arms(report.experiments[i], samples[i]);
       compute_effects(report.experiments[i], samples[i]);
+      check_positive_control(report.experiments[i]);
     }
   }
   return report;

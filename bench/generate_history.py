@@ -108,6 +108,10 @@ EXPERIMENTS = [
     {"name": "zero_grad_none.resnet50-full-train", "knob": "zero_grad_none",
      "model": "resnet50", "preset": "full", "mode": "train", "batch": 32, "time": 1.35,
      "ratio": 0.985, "rss": 3100 * MiB, "rss_ratio": 1.0},
+    # A positive control: the ON arm 3 % slower by construction ("slowdown": 3).
+    {"name": "slow3.no_grad.resnet50-full-infer", "knob": "positive_control", "model": "resnet50",
+     "preset": "full", "mode": "infer", "batch": 32, "time": 0.36, "ratio": 1.03,
+     "rss": 700 * MiB, "rss_ratio": 1.0},
 ]
 # Factorial cells and their time ratios to the all-off cell: channels_last 0.74, no_grad 0.86,
 # both 0.74 * 0.86 * 1.04 (they interact a little: together they do slightly worse).
@@ -145,6 +149,9 @@ def arms_of(experiment: dict, host: dict) -> list[tuple[str, dict, float]]:
                 ("on", {"allocator": "glibc", "omp_threads": host["cores"]}, 1.0)]
     if knob == "aa":
         return [("off", {**base, "no_grad": True}, 1.0), ("on", {**base, "no_grad": True}, 1.0)]
+    if knob == "positive_control":
+        return [("off", {**base, "no_grad": True}, 1.0),
+                ("on", {**base, "no_grad": True, "slowdown": 3}, experiment["ratio"])]
     if knob == "allocator":
         return [("off", base, 1.0), ("on", {**base, "allocator": "jemalloc"}, experiment["ratio"])]
     return [("off", {**base, knob: False}, 1.0), ("on", {**base, knob: True}, experiment["ratio"])]
@@ -170,12 +177,14 @@ def suite_json(experiments: list[dict], samples: int) -> dict:
             entry["factorial"] = x["factors"]
         elif x["knob"] == "aa":
             entry.update({"aa": True, "knob": "no_grad"})
+        elif x["knob"] == "positive_control":
+            entry.update({"slowdown": 3, "knob": "no_grad"})
         else:
             entry["knob"] = x["knob"]
         entries.append(entry)
     used = {f for x in experiments for f in x.get("factors", [])}
     used |= {x["knob"] for x in experiments if x["knob"] in CLAIMS}
-    used |= {"no_grad"} if any(x["knob"] == "aa" for x in experiments) else set()
+    used |= {"no_grad"} if any(x["knob"] in ("aa", "positive_control") for x in experiments) else set()
     return {
         "claims": {k: CLAIMS[k] for k in sorted(used)},
         "filter": "",

@@ -56,15 +56,15 @@ void check_trial(const TrialSpec& t, const std::string& input) {
   if (t.experiment.empty() || t.arm.empty() || t.knob.empty()) {
     finding("a trial without an experiment, knob or arm name: " + to_json(t).dump(), input);
   }
-  if (t.knob != "factorial" && t.knob != "aa" && !knobs::find(t.knob)) {
+  if (t.knob != "factorial" && t.knob != "aa" && t.knob != knobs::kPositiveControl &&
+      !knobs::find(t.knob)) {
     finding("trial knob \"" + t.knob + "\" is not a catalog id", input);
   }
   if (!t.settings.is_object()) finding("trial settings are not an object", input);
   for (const auto& [id, value] : t.settings.items()) {
-    if (id == knobs::kFaultSetting) {
-      if (const std::string why = knobs::fault_setting_error(value); !why.empty()) {
-        finding("trial setting fault does not validate again: " + why, input);
-      }
+    if (knobs::is_harness_setting(id)) {
+      if (const std::string why = knobs::harness_setting_error(id, value); !why.empty())
+        finding("trial setting " + id + " does not validate again: " + why, input);
       continue;
     }
     const knobs::Knob* k = knobs::find(id);
@@ -216,11 +216,12 @@ void write_dictionary(const char* path) {
     token(t);
   }
   for (const char* field :
-       {"name",    "description",   "defaults",  "experiments", "processes", "warmup",
-        "samples", "iterations",    "timeout_s", "batch",       "mode",      "model",
-        "preset",  "options",       "settings",  "knob",        "factorial", "arms",
-        "aa",      "off",           "on",        "infer",       "train",     "design",
-        "blocks",  "block_samples", "paired",    "auto",        "device",    "workers"}) {
+       {"name",     "description",   "defaults",  "experiments", "processes", "warmup",
+        "samples",  "iterations",    "timeout_s", "batch",       "mode",      "model",
+        "preset",   "options",       "settings",  "knob",        "factorial", "arms",
+        "aa",       "off",           "on",        "infer",       "train",     "design",
+        "blocks",   "block_samples", "paired",    "auto",        "device",    "workers",
+        "budget_s", "max_workers",   "slowdown"}) {
     token(std::string("\"") + field + "\"");
   }
   for (const auto& k : knobs::catalog()) {

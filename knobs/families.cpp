@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -196,6 +197,13 @@ std::vector<std::string> check_evidence(const json& settings, Mode mode, const j
       cuda::check_reserved_evidence(id, value, evidence, wrong);
     } else if (id == multiproc::kProcessSetting) {
       distributed::check_process_evidence(value, evidence, wrong);
+    } else if (id == kSlowdownSetting) {
+      const double expected = slowdown_fraction(settings);
+      const double got = evidence.value("slowdown_fraction", 0.0);
+      if (std::abs(got - expected) > 1e-9) {
+        wrong.push_back(fmt::format("slowdown {} but the worker stretched its steps by {:g}%",
+                                    value.dump(), 100 * got));
+      }
     }
   }
   return wrong;
@@ -234,6 +242,28 @@ std::string fault_setting_error(const json& value) {
   }
   if (std::find(kinds.begin(), kinds.end(), fault) == kinds.end()) return valid;
   return "";
+}
+
+std::string slowdown_setting_error(const json& value) {
+  if (value.is_number_integer() && value.get<int64_t>() >= 1 && value.get<int64_t>() <= 100)
+    return "";
+  return "slowdown must be a whole percentage from 1 to 100 (the ON arm's known slowdown), got " +
+         value.dump();
+}
+
+double slowdown_fraction(const json& settings) {
+  if (settings.contains(kSlowdownSetting)) return settings[kSlowdownSetting].get<double>() / 100;
+  const std::string fault = settings.value(kFaultSetting, "");
+  if (fault.rfind("slow:", 0) != 0) return 0;
+  return std::stod(fault.substr(5)) / 100.0;  // validated by fault_setting_error
+}
+
+bool is_harness_setting(const std::string& id) {
+  return id == kFaultSetting || id == kSlowdownSetting;
+}
+
+std::string harness_setting_error(const std::string& id, const json& value) {
+  return id == kFaultSetting ? fault_setting_error(value) : slowdown_setting_error(value);
 }
 
 double guard_tolerance(const std::string& knob_id) {

@@ -80,6 +80,23 @@ inline constexpr const char* kFaultSetting = "fault";
 // Empty when `value` may be used here; otherwise why not.
 std::string fault_setting_error(const nlohmann::json& value);
 
+// The positive control's setting (a suite's "slowdown": PCT, issue #14): the arm busy-waits PCT %
+// of every measured step after it (worker/trial.h: stretch), a slowdown of known size that every
+// run can check its intervals against. Not test-only, unlike "fault": slow:PCT, which acts alike.
+// The worker's evidence confirms it ("slowdown_fraction").
+inline constexpr const char* kSlowdownSetting = "slowdown";
+// The knob recorded for a positive control's trials (as "aa" is for an A/A control's).
+inline constexpr const char* kPositiveControl = "positive_control";
+// Empty when `value` is a whole percentage from 1 to 100; otherwise why not.
+std::string slowdown_setting_error(const nlohmann::json& value);
+// The fraction each measured step of an arm with these settings is stretched by: "slowdown": PCT
+// or the test-only "fault": "slow:PCT" (PCT / 100); 0 without either.
+double slowdown_fraction(const nlohmann::json& settings);
+// The harness's own settings beside the knobs: "fault" and "slowdown".
+bool is_harness_setting(const std::string& id);
+// Why `value` cannot be harness setting `id` here (fault_setting_error, slowdown_setting_error).
+std::string harness_setting_error(const std::string& id, const nlohmann::json& value);
+
 // Relative tolerance of the correctness guard for an experiment of this knob (its row's; 1e-3 for
 // an id that is no knob, "aa" or "factorial"): both arms' check values (output checksum, or loss
 // after one step) must agree within it.

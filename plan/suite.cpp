@@ -100,8 +100,8 @@ json checked_settings(const Context& ctx, const json& settings, const std::strin
       out[id] = value;
       continue;
     }
-    if (id == knobs::kFaultSetting) {
-      if (auto why = knobs::fault_setting_error(value); !why.empty())
+    if (knobs::is_harness_setting(id)) {
+      if (auto why = knobs::harness_setting_error(id, value); !why.empty())
         ctx.fail(where + "/" + id, why);
       out[id] = value;
       continue;
@@ -196,9 +196,27 @@ void parse_knob_arms(const Context& ctx, const json& e, const std::string& where
   const bool aa = e.value("aa", false);
   if (aa && e.contains("arms"))
     ctx.fail(where + "/arms", "an A/A control runs the knob's ON arm twice: give no arms");
+  // A positive control: the knob's ON arm twice, the ON arm `slowdown` % slower.
+  const bool positive = e.contains("slowdown");
+  if (positive) {
+    if (aa) {
+      ctx.fail(where + "/slowdown",
+               "an experiment is an A/A control (\"aa\") or a positive control (\"slowdown\"), "
+               "not both");
+    }
+    if (e.contains("arms")) {
+      ctx.fail(where + "/arms",
+               "a positive control runs the knob's ON arm twice, one of them slowed: give no arms");
+    }
+    if (auto why = knobs::slowdown_setting_error(e["slowdown"]); !why.empty())
+      ctx.fail(where + "/slowdown", why);
+    x.slowdown = e["slowdown"].get<int>();
+  }
   // An A/A control: both arms identical (the knob ON), to measure the noise floor of the
   // experiment itself; its effect should be "no measurable effect".
-  json arms = e.value("arms", json{{"off", {{k.id, aa ? k.on : k.off}}}, {"on", {{k.id, k.on}}}});
+  json arms = e.value(
+      "arms", json{{"off", {{k.id, aa || positive ? k.on : k.off}}}, {"on", {{k.id, k.on}}}});
+  if (positive) arms["on"][knobs::kSlowdownSetting] = x.slowdown;
   if (!arms.is_object() || !arms.contains("off") || !arms.contains("on") || arms.size() != 2) {
     ctx.fail(where + "/arms",
              "must be {\"off\": {settings}, \"on\": {settings}}, got " + short_dump(arms));
@@ -208,6 +226,8 @@ void parse_knob_arms(const Context& ctx, const json& e, const std::string& where
   }
   x.aa = aa;
   if (aa) x.knob = "aa";  // not the knob's effect: the experiment's noise floor
+  if (positive)
+    x.knob = knobs::kPositiveControl;  // nor here: how well the run sees a known slowdown
   if (!aa && x.arms[0].settings == x.arms[1].settings) {
     ctx.fail(where + "/arms", "the off and on arms set the same values: nothing would be compared");
   }
@@ -220,6 +240,8 @@ void parse_factorial_arms(const Context& ctx, const json& e, const std::string& 
     ctx.fail(where + "/arms", "a factorial experiment takes its arms from its knobs");
   if (e.contains("aa"))
     ctx.fail(where + "/aa", "an A/A control takes one \"knob\", not a factorial");
+  if (e.contains("slowdown"))
+    ctx.fail(where + "/slowdown", "a positive control takes one \"knob\", not a factorial");
   const json& f = e["factorial"];
   if (!f.is_array() || f.size() < 2 || f.size() > 4) {
     ctx.fail(where + "/factorial", "must list 2 to 4 catalog ids, got " + short_dump(f));
@@ -248,15 +270,19 @@ void parse_factorial_arms(const Context& ctx, const json& e, const std::string& 
   }
 }
 
-// The name given, or knob.model-preset-mode (factors joined by '+'; "aa." before a control).
+// The name given, or knob.model-preset-mode (factors joined by '+'; "aa." before an A/A control,
+// "slowPCT." before a positive control).
 std::string experiment_name(const Context& ctx, const json& e, const std::string& where,
                             const Experiment& x) {
   std::string varied;
   for (const auto& id : x.varied) varied += (varied.empty() ? "" : "+") + id;
-  const std::string name = e.contains("name")
-                               ? text(ctx, e, where, "name", "", true)
-                               : fmt::format("{}{}.{}-{}-{}", x.aa ? "aa." : "", varied,
-                                             x.model.model, x.model.preset, to_string(x.mode));
+  const std::string name =
+      e.contains("name") ? text(ctx, e, where, "name", "", true)
+                         : fmt::format("{}{}.{}-{}-{}",
+                                       x.aa         ? "aa."
+                                       : x.slowdown ? fmt::format("slow{}.", x.slowdown)
+                                                    : "",
+                                       varied, x.model.model, x.model.preset, to_string(x.mode));
   if (name.size() > kMaxNameLength) {
     ctx.fail(where + "/name",
              fmt::format("must be at most {} characters, got {}", kMaxNameLength, name.size()));
@@ -323,7 +349,8 @@ Experiment parse_experiment(const Context& ctx, const json& e, const json& defau
                             const std::string& where) {
   if (!e.is_object()) ctx.fail(where, "must be an object, got " + short_dump(e));
   std::vector<std::string> allowed = kSharedFields;
-  for (const char* k : {"name", "knob", "factorial", "arms", "aa"}) allowed.push_back(k);
+  for (const char* k : {"name", "knob", "factorial", "arms", "aa", "slowdown"})
+    allowed.push_back(k);
   only_keys(ctx, e, where, allowed);
   // The experiment's fields over the defaults'. Its "settings" and "options" objects add to the
   // defaults' key by key (its own keys win): a baseline such as malloc_tunables in the defaults

@@ -27,6 +27,10 @@
 // sample beyond its workers to reach the ±2 % target).
 // "aa": true makes an experiment an A/A control: both arms run the knob's ON setting, so its
 // effect measures the noise floor and should come out as "no measurable effect".
+// "slowdown": PCT makes it a positive control: both arms run the knob's ON setting and the ON
+// arm busy-waits PCT % of every measured step (knobs::kSlowdownSetting), so its effect should
+// come out as PCT % slower, inside its interval: the run's own check of its intervals.
+// Its trials' knob is knobs::kPositiveControl and its default name begins "slowPCT.".
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -85,6 +89,7 @@ struct Experiment {
   double budget_s = 60;
   int max_workers = 32;
   bool aa = false;             // an A/A control: both arms run the knob's ON setting
+  int slowdown = 0;            // a positive control: the ON arm PCT % slower (knobs.h)
   std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)
 };
 

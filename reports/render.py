@@ -55,7 +55,7 @@ matplotlib.rcParams["text.parse_math"] = False
 matplotlib.rcParams["font.size"] = 10
 matplotlib.rcParams["axes.titlesize"] = 11
 
-SCHEMA_VERSION = 3  # the results schema this script reads (results/README.md)
+SCHEMA_VERSION = 4  # the results schema this script reads (results/README.md)
 TUNEBENCH_TABLES = ("hosts", "software", "runs", "trials", "samples")
 
 
@@ -259,10 +259,15 @@ class Experiment:
     claim: dict = field(default_factory=dict)  # the catalog's entry for the knob; {} if none
     factors: list = field(default_factory=list)  # factorial: the knobs varied
     problem: str = ""
+    slowdown: float = 0.0  # a positive control's known slowdown of its ON arm (0.03); else 0
 
     @property
     def is_aa(self) -> bool:
         return self.knob == "aa"
+
+    @property
+    def is_positive_control(self) -> bool:
+        return self.knob == POSITIVE_CONTROL
 
     @property
     def workload(self) -> str:
@@ -281,6 +286,14 @@ def parse_cell(arm: str) -> dict | None:
     return levels
 
 
+POSITIVE_CONTROL = "positive_control"  # the knob of a positive control's trials (knobs/knobs.h)
+
+
+def known_slowdown(settings_json) -> float:
+    """A positive control's ON arm settings -> its known slowdown as a fraction ("slowdown": 3 -> 0.03)."""
+    return float(_json_object(settings_json).get("slowdown", 0)) / 100
+
+
 def number(value) -> float:
     return float("nan") if value is None else float(value)
 
@@ -296,13 +309,15 @@ def load_experiments(con: sqlite3.Connection, run_uuid: str, claims: dict) -> li
     """The run's experiments (first-seen order of their trials) with the arm summaries and
     effects tunebench stored for it, and the problems of trials that failed."""
     experiments: dict[str, Experiment] = {}
-    for name, knob, arm, model, preset, mode, batch, process, status, error in con.execute(
-            "SELECT experiment, knob, arm, model, preset, mode, batch, process_index, status, error"
+    for name, knob, arm, model, preset, mode, batch, process, status, error, settings in con.execute(
+            "SELECT experiment, knob, arm, model, preset, mode, batch, process_index, status, error, settings"
             " FROM trials WHERE run_uuid = ? ORDER BY sequence", (run_uuid,)):
         x = experiments.get(name)
         if x is None:
             x = experiments[name] = Experiment(name, knob, model, preset, mode, batch, [])
-            x.claim = (claims.get(knob) or {}) if knob not in ("aa", "factorial") else {}
+            x.claim = (claims.get(knob) or {}) if knob not in ("aa", "factorial", POSITIVE_CONTROL) else {}
+        if knob == POSITIVE_CONTROL and arm == "on":
+            x.slowdown = known_slowdown(settings)
         a = next((a for a in x.arms if a.name == arm), None)
         if a is None:
             a = Arm(arm)
@@ -570,6 +585,59 @@ def compute_trends(con: sqlite3.Connection, runs: list[RunInfo], hosts: list[str
     return Trends(by_experiment, changes, marks, note, per_host)
 
 
+@dataclass
+class ControlResult:
+    """One control's time effect in one run: an A/A control (truth 1) or a positive control (truth
+    1 + its known slowdown)."""
+    when: datetime.datetime
+    run_uuid: str
+    host: str
+    experiment: str
+    truth: float
+    ratio: float
+    lo: float
+    hi: float
+    verdict: str
+    text: str
+
+    @property
+    def kind(self) -> str:
+        return "A/A" if self.truth == 1 else f"+{100 * (self.truth - 1):g}%"
+
+    @property
+    def covered(self) -> bool:
+        return finite(self.lo, self.hi) and self.lo <= self.truth <= self.hi
+
+    @property
+    def detected(self) -> bool:  # a positive control's interval excludes 1
+        return finite(self.lo) and self.lo > 1
+
+
+def finite(*values) -> bool:
+    return all(v is not None and math.isfinite(v) for v in values)
+
+
+def compute_controls(con: sqlite3.Connection, suite_name: str, hosts: list[str]) -> list[ControlResult]:
+    """Every stored time effect of an A/A or positive control in the runs of `suite_name` on `hosts`,
+    oldest run first."""
+    if not has_stored_effects(con) or not hosts:
+        return []
+    placeholders = ",".join("?" * len(hosts))
+    rows = con.execute(
+        f"""SELECT e.run_uuid, r.started_at, h.hostname, e.experiment, t.knob, t.settings, e.ratio, e.lo, e.hi,
+                   e.verdict, e.text
+            FROM effects e JOIN runs r ON r.uuid = e.run_uuid JOIN hosts h ON h.id = r.host_id
+            JOIN trials t ON t.id = (SELECT MIN(id) FROM trials WHERE run_uuid = e.run_uuid
+                                     AND experiment = e.experiment AND arm = 'on')
+            WHERE e.kind = 'effect' AND e.metric = 'time' AND t.knob IN ('aa', ?) AND r.suite_name = ?
+                  AND h.hostname IN ({placeholders})
+            ORDER BY r.started_at, r.rowid, e.position""", (POSITIVE_CONTROL, suite_name, *hosts)).fetchall()
+    return [ControlResult(parse_time(started), run_uuid, host, experiment,
+                          1 + (known_slowdown(settings) if knob == POSITIVE_CONTROL else 0),
+                          number(ratio), number(lo), number(hi), verdict, text)
+            for run_uuid, started, host, experiment, knob, settings, ratio, lo, hi, verdict, text in rows]
+
+
 # ============================================================================================
 # Read: hosts side by side (stored arm summaries of each host's latest run)
 # ============================================================================================
@@ -814,6 +882,8 @@ def forest_rows(experiments: list[Experiment]) -> list[dict]:
                 sub = c.split(" vs ")[0] + "  vs all off"
             elif x.is_aa:
                 sub = "A/A control (identical arms): expect no effect"
+            elif x.is_positive_control:
+                sub = f"positive control: ON {100 * x.slowdown:g}% slower by construction"
             rows.append({"experiment": x, "label": x.name, "sub": sub, "time": time, "memory": memory})
         if not compared:
             rows.append({"experiment": x, "label": x.name, "sub": x.problem or "no effect computed",
@@ -824,6 +894,8 @@ def forest_rows(experiments: list[Experiment]) -> list[dict]:
 def claim_text(x: Experiment) -> str:
     if x.is_aa:
         return "control: both arms identical"
+    if x.is_positive_control:
+        return f"control: ON arm {100 * x.slowdown:g}% slower by construction (expect {1 + x.slowdown:.2f}x)"
     if x.knob == "factorial":
         return "factorial: " + " × ".join(x.factors)
     if x.claim.get("claim"):
@@ -1130,6 +1202,7 @@ class Report:
     check: Check | None = None  # noise floors and findings of `tunebench check` for the run
     throughput: list = field(default_factory=list)
     threads: list = field(default_factory=list)
+    controls: list = field(default_factory=list)  # of ControlResult, oldest run first
     prices: dict = field(default_factory=dict)
     energy: list = field(default_factory=list)
     warnings: list = field(default_factory=list)  # things that make results less trustworthy
@@ -1231,13 +1304,30 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
         if x.is_aa and any(e.verdict in (HELPS, HURTS) for e in x.effects):
             report.warnings.append(f"The A/A control {x.name} shows a measurable effect between identical "
                                    "arms: on this host the intervals are too narrow; distrust small effects.")
+        for e in x.effects:
+            if not x.is_positive_control or e.metric != "time" or not finite(e.lo, e.hi):
+                continue
+            truth = 1 + x.slowdown
+            if not e.lo <= truth <= e.hi:
+                report.warnings.append(
+                    f"The positive control {x.name} measured {effect_text(e)}, which misses its known "
+                    f"{truth:.2f}x: this run's intervals are too narrow or biased; distrust them.")
+            elif e.lo <= 1:
+                report.warnings.append(
+                    f"The positive control {x.name} did not detect its known {100 * x.slowdown:g}% slowdown "
+                    f"({effect_text(e)} includes 1): effects of that size can go unseen in this run.")
     report.factorials = [factorial_of(x) for x in report.experiments if x.knob == "factorial" and x.effects]
     if not report.factorials:
         report.lack("factorial", 'The selected run has no factorial experiment (a suite entry with '
                                  '"factorial": [knob, knob]).')
 
-    # 3. Trends over all runs of the selected hosts.
+    # 3. Trends over all runs of the selected hosts, and the controls of the selected run's suite.
     report.trends = compute_trends(con, report.runs, report.hosts)
+    report.controls = compute_controls(con, report.run.suite_name, report.hosts)
+    if not report.controls and has_stored_effects(con):
+        report.lack("trends", f"No control in the runs of suite {report.run.suite_name}: an experiment with "
+                              '"aa": true (A/A) or "slowdown": 3 (a positive control) shows every run\'s own '
+                              "coverage.")
     if not report.trends.runs_per_host or max(report.trends.runs_per_host.values()) < 2:
         count = len(report.runs)
         report.lack("trends", f"Trends need at least 2 runs on one host; the database has {count} "
@@ -1406,10 +1496,12 @@ def render_html(report: Report, figures: dict) -> str:
     # 1. Claims vs measured
     parts.append("<h2>1. Claims vs measured</h2>")
     if report.experiments:
-        parts.append('<p class="meta">Effect = median(on) ÷ median(off) of seconds per iteration (and of peak RSS '
-                     "for memory knobs), with a 95 % hierarchical bootstrap interval (processes, then samples; "
-                     "2000 resamples). The verdict comes from the interval: below 1 helps, above 1 hurts, "
-                     "across 1 no measurable effect.</p>")
+        parts.append('<p class="meta">Effect = on ÷ off of seconds per iteration (and of peak memory for memory '
+                     "knobs) with its 95 % interval: for a paired experiment (both arms alternating inside each "
+                     "worker) a t interval over its workers of their adjacent ON/OFF blocks' log ratios; otherwise "
+                     "the ratio of medians with a hierarchical bootstrap (processes, then samples). The verdict "
+                     "comes from the interval: below 1 helps, above 1 hurts; a paired effect inside ±2 % is no "
+                     "effect beyond ±2 %, one wider than ±2 % across 1 is not precise enough.</p>")
         parts.append(image_html(figures.get("forest.png"), "forest plot of every effect of the run"))
         parts.append(effects_table_html(report))
     parts.append(notes_html(report, "claims"))
@@ -1427,6 +1519,7 @@ def render_html(report: Report, figures: dict) -> str:
 
     # 3. Trends
     parts.append("<h2>3. Trends over the nightly history</h2>")
+    parts.append(controls_html(report))
     if figures.get("trends.png"):
         parts.append('<p class="meta">Each point: one run\'s median of its processes\' median time per '
                      "iteration; band: the lowest to highest process median of that run. Vertical lines: "
@@ -1569,6 +1662,38 @@ def factorial_table_html(f: Factorial) -> str:
     return "".join(rows)
 
 
+def controls_summary(controls: list) -> list[str]:
+    """Per kind of control: how often its interval covered the truth (and a positive control's
+    excluded 1), over the series."""
+    out = []
+    for kind in dict.fromkeys(c.kind for c in controls):
+        rows = [c for c in controls if c.kind == kind]
+        text = f"{kind}: the truth inside {sum(c.covered for c in rows)} of {len(rows)}"
+        if kind != "A/A":
+            text += f", detected in {sum(c.detected for c in rows)} of {len(rows)}"
+        out.append(text)
+    return out
+
+
+def controls_html(report: Report) -> str:
+    if not report.controls:
+        return ""
+    rows = "".join(
+        f"<tr><td>{esc(c.when.strftime('%Y-%m-%d %H:%M'))}</td><td>{esc(c.host)}</td><td>{esc(c.experiment)}</td>"
+        f"<td>{esc(c.kind)}</td><td>{c.truth:.2f}x</td>"
+        f'<td class="{verdict_class(c.verdict)}">{esc(c.text)}</td>'
+        f"<td>{'yes' if c.covered else '<b>no</b>'}</td>"
+        f"<td>{'' if c.kind == 'A/A' else ('yes' if c.detected else '<b>no</b>')}</td></tr>"
+        for c in report.controls)
+    return ('<h3>Controls of suite ' + esc(report.run.suite_name) + "</h3>"
+            '<p class="meta">Every run checks its own intervals: an A/A control (identical arms: truth 1.00x) '
+            "and a positive control (the ON arm slower by a known amount) should have the truth inside their "
+            "95 % interval about 95 % of the time. "
+            + esc("; ".join(controls_summary(report.controls))) + ".</p>"
+            "<table><tr><th>run</th><th>host</th><th>control</th><th>kind</th><th>truth</th><th>measured</th>"
+            "<th>truth inside</th><th>detected</th></tr>" + rows + "</table>")
+
+
 def software_changes_html(trends: Trends) -> str:
     libtorch = [c for c in trends.changes if c.kind == "LibTorch"]
     git = [c for c in trends.changes if c.kind == "git"]
@@ -1642,6 +1767,9 @@ def render_markdown(report: Report, html_path: Path) -> str:
                     name = x.name if x.knob != "factorial" else f"{x.name}: {e.compared}"
                     lines.append(f"| {VERDICT_MARKS.get(e.verdict, md(e.verdict))} | {md(name)} | {md(e.metric)} | "
                                  f"{md(effect_text(e))} | {md(claim_text(x))} |")
+            lines.append("")
+        if report.controls:
+            lines.append("**Controls over the series:** " + md("; ".join(controls_summary(report.controls))) + ".")
             lines.append("")
         if report.check:
             lines.extend(check_markdown(report.check))

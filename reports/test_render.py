@@ -178,6 +178,12 @@ class RenderTest(RenderCase):
         self.assertIn("git revision change", page)
         self.assertNotIn("Regressions are not marked", page)
         self.assertNotIn("Trends need at least 2 runs", page)
+        # Both controls over the 30 nights, each run's row with the truth it should contain.
+        self.assertIn("Controls of suite nightly", page)
+        self.assertEqual(page.count("<td>1.03x</td>"), 30)
+        self.assertEqual(page.count("<td>1.00x</td>"), 30)
+        self.assertRegex(summary, r"A/A: the truth inside \d+ of 30; \+3%: the truth inside \d+ of 30, "
+                                  r"detected in \d+ of 30")
         with contextlib.closing(sqlite3.connect(DATABASES / "nightly.sqlite")) as con:
             first = con.execute("SELECT uuid FROM runs ORDER BY started_at LIMIT 1").fetchone()[0]
         _, page, _ = self.render(DATABASES / "nightly.sqlite", "--run", first[:12], name="nightly_first_run")
@@ -191,7 +197,7 @@ class RenderTest(RenderCase):
                                  "min_detectable, calibrated_at FROM noise_floors WHERE host_id = ? AND "
                                  "software_id = ? AND suite_name = 'nightly'", latest[1:]).fetchall()
             findings = con.execute("SELECT COUNT(*) FROM regressions WHERE run_uuid = ?", latest[:1]).fetchone()[0]
-        self.assertEqual(len(floors), 22, "tunebench calibrate stored a floor for every arm of the nightly suite")
+        self.assertEqual(len(floors), 24, "tunebench calibrate stored a floor for every arm of the nightly suite")
         _, page, summary = self.render(db)
         self.assertIn("<h3>Noise floors</h3>", page)
         for experiment, arm, runs, sigma, false_alarm, power, baseline, detectable, at in floors:
@@ -258,7 +264,9 @@ class RenderTest(RenderCase):
         for text in (page, summary):
             self.assertIn("Effects are not shown: this database has a schema version older than 3", text)
             self.assertIn("which computes and stores the effects of every run", text)
-        self.assertNotIn('<td class="verdict">', page)
+        # No verdict outside the regression check's own findings (tunebench check stored them).
+        self.assertNotIn('<td class="verdict">', page.split('<h2 id="check">')[0])
+        self.assertNotIn("No control in the runs", page)
 
     def test_two_hosts(self):
         prices = OUT / "prices.json"

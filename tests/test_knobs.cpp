@@ -88,6 +88,17 @@ TEST(Knobs, ValuesAreChecked) {
   EXPECT_THROW(validate_value(*find("no_grad"), 1), std::invalid_argument);
 }
 
+TEST(Knobs, APositiveControlsSlowdownIsConfirmedByTheWorker) {
+  EXPECT_DOUBLE_EQ(slowdown_fraction({{"slowdown", 3}}), 0.03);
+  EXPECT_DOUBLE_EQ(slowdown_fraction({{"fault", "slow:10"}}), 0.1);
+  EXPECT_DOUBLE_EQ(slowdown_fraction({{"no_grad", true}}), 0);
+  EXPECT_TRUE(
+      check_evidence({{"slowdown", 3}}, Mode::infer, {{"slowdown_fraction", 0.03}}).empty());
+  const auto missing = check_evidence({{"slowdown", 3}}, Mode::infer, nlohmann::json::object());
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0], "slowdown 3 but the worker stretched its steps by 0%");
+}
+
 TEST(Knobs, EvidenceThatContradictsTheSettingsIsReported) {
   const nlohmann::json settings = {
       {"omp_threads", 2}, {"allocator", "jemalloc"}, {"no_grad", true}};

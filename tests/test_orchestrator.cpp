@@ -150,7 +150,7 @@ TEST(Run, APairedExperimentRunsBothArmsInEachWorkerAndStoresTheirBlocks) {
   storage::Database db(options.db_path);
   const std::string uuid = *db.latest_run_uuid();
   const auto trials = db.trials(uuid);
-  ASSERT_EQ(trials.size(), 12u);  // 2 experiments × 3 workers × 2 arms
+  ASSERT_EQ(trials.size(), 18u);  // 3 experiments × 3 workers × 2 arms
   for (const auto& t : trials) {
     ASSERT_EQ(t.result.status, "ok") << t.result.error;
     EXPECT_TRUE(t.spec.pairing.paired());
@@ -165,16 +165,24 @@ TEST(Run, APairedExperimentRunsBothArmsInEachWorkerAndStoresTheirBlocks) {
       EXPECT_GE(s.wait_seconds, 0);
     }
     EXPECT_EQ(t.result.evidence["paired"]["on_first"], t.spec.pairing.on_first);
+    // The positive control's ON arm, and only it, busy-waited 5 % of each step.
+    const bool slowed = t.spec.knob == "positive_control" && t.spec.arm == "on";
+    EXPECT_EQ(t.result.evidence.value("slowdown_fraction", 0.0), slowed ? 0.05 : 0.0);
   }
   // Both arms of one worker ran in one process: the same peak RSS (one VmHWM).
   EXPECT_EQ(trials[0].result.peak_rss_bytes, trials[1].result.peak_rss_bytes);
   const auto report = analysis::analyze(db, uuid);
-  ASSERT_EQ(report.experiments.size(), 2u);
+  ASSERT_EQ(report.experiments.size(), 3u);
+  EXPECT_EQ(report.experiments[2].slowdown, 0.05);
+  EXPECT_EQ(
+      report.experiments[2].effects.front().effect.note.rfind(
+          "positive control: the ON arm is 5% slower by construction (1.05x); the interval ", 0),
+      0u);
   for (const auto& x : report.experiments) {
     ASSERT_FALSE(x.effects.empty()) << x.problem;
     // Workers, pairs kept and dropped depend on how busy the host was (other tests run beside
     // this one): the estimator is the paired one either way.
-    EXPECT_EQ(x.effects.front().effect.note.rfind("paired: ", 0), 0u)
+    EXPECT_NE(x.effects.front().effect.note.find("paired: "), std::string::npos)
         << x.effects.front().effect.note;
     EXPECT_EQ(x.effects.front().effect.resamples, 0);
   }

@@ -11,6 +11,8 @@
 namespace tunebench::suite {
 namespace {
 
+using nlohmann::json;
+
 std::string error_of(const std::string& text) {
   try {
     parse(text, "s.json");
@@ -53,7 +55,7 @@ TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
       "s.json: /experiments/0/batchsize: unknown field \"batchsize\"; valid fields: processes, "
       "warmup, samples, iterations, timeout_s, batch, mode, model, preset, options, settings, "
       "device, design, workers, blocks, block_samples, budget_s, max_workers, name, knob, "
-      "factorial, arms, aa");
+      "factorial, arms, aa, slowdown");
   EXPECT_EQ(
       error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "samples": -1})")),
       "s.json: /experiments/0/samples: must be an integer from 1 to 1000000, got -1");
@@ -266,6 +268,36 @@ TEST(Suite, AaControlsRunTheSameArmTwice) {
   EXPECT_EQ(s.experiments[0].knob, "aa");
   EXPECT_EQ(s.experiments[0].arms[0].settings, s.experiments[0].arms[1].settings);
   EXPECT_EQ(s.experiments[0].varied, std::vector<std::string>{"no_grad"});
+}
+
+TEST(Suite, APositiveControlSlowsOnlyItsOnArmByAKnownPercentage) {
+  const Experiment x = parse(one(R"({"slowdown": 3, "knob": "no_grad", "model": "resnet50",
+                                     "preset": "tiny", "design": "auto"})"),
+                             "s.json")
+                           .experiments.front();
+  EXPECT_EQ(x.name, "slow3.no_grad.resnet50-tiny-infer");
+  EXPECT_EQ(x.knob, "positive_control");
+  EXPECT_EQ(x.slowdown, 3);
+  EXPECT_EQ(x.arms[0].settings, (json{{"no_grad", true}}));
+  EXPECT_EQ(x.arms[1].settings, (json{{"no_grad", true}, {"slowdown", 3}}));
+  EXPECT_EQ(x.design, "paired");  // the arms differ in nothing that acts at process start
+  EXPECT_EQ(error_of(one(R"({"slowdown": 0.5, "knob": "no_grad", "model": "resnet50",
+                             "preset": "tiny"})")),
+            "s.json: /experiments/0/slowdown: slowdown must be a whole percentage from 1 to 100 "
+            "(the ON arm's known slowdown), got 0.5");
+  EXPECT_EQ(error_of(one(R"({"slowdown": 3, "aa": true, "knob": "no_grad", "model": "resnet50",
+                             "preset": "tiny"})")),
+            "s.json: /experiments/0/slowdown: an experiment is an A/A control (\"aa\") or a "
+            "positive control (\"slowdown\"), not both");
+  EXPECT_EQ(error_of(one(R"({"slowdown": 3, "factorial": ["no_grad", "channels_last"],
+                             "model": "resnet50", "preset": "tiny"})")),
+            "s.json: /experiments/0/slowdown: a positive control takes one \"knob\", not a "
+            "factorial");
+  // As a setting of its own it is checked the same way.
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                             "settings": {"slowdown": 200}})")),
+            "s.json: /experiments/0/settings/slowdown: slowdown must be a whole percentage from 1 "
+            "to 100 (the ON arm's known slowdown), got 200");
 }
 
 TEST(Suite, CudaGraphsAreRefusedWithWhatAGraphCannotReplay) {

@@ -3,6 +3,8 @@
 // is checked against the setting.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "knobs/knobs.h"
 #include "models/registry.h"
 #include "plan/plan.h"
@@ -10,6 +12,7 @@
 #include "run/host.h"
 #include "run/orchestrator.h"
 #include "tests/paths.h"
+#include "worker/trial.h"
 #include "worker/worker.h"
 
 namespace tunebench {
@@ -49,6 +52,21 @@ TrialResult run_worker(const TrialSpec& t,
   EXPECT_EQ(r.status, "ok") << r.error;
   EXPECT_EQ(r.sample_seconds.size(), 2u);
   return r;
+}
+
+// A positive control's ON arm (and the test-only slow:PCT fault) busy-waits the known fraction of
+// every measured step after it, and reports the stretched time.
+TEST(PositiveControl, EachStepIsStretchedByTheKnownFractionInWallTime) {
+  const auto start = std::chrono::steady_clock::now();
+  const double stretched = worker::stretch(0.02, 0.5);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_DOUBLE_EQ(stretched, 0.03);
+  EXPECT_GE(waited, 0.01);
+  EXPECT_DOUBLE_EQ(worker::stretch(0.02, 0), 0.02);
+  TrialSpec spec;
+  spec.settings = {{"no_grad", true}, {"slowdown", 3}};
+  EXPECT_DOUBLE_EQ(worker::slow_fraction(spec), 0.03);
 }
 
 TEST(KnobEvidence, OmpThreadsSetsTheVariableAndTheIntraOpThreads) {

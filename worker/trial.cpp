@@ -69,11 +69,7 @@ double median_seconds(std::vector<double> seconds) {
   return n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
 }
 
-double slow_fraction(const TrialSpec& spec) {
-  const std::string fault = spec.settings.value(knobs::kFaultSetting, "");
-  if (fault.rfind("slow:", 0) != 0) return 0;
-  return std::stod(fault.substr(5)) / 100.0;  // validated by knobs::fault_setting_error
-}
+double slow_fraction(const TrialSpec& spec) { return knobs::slowdown_fraction(spec.settings); }
 
 double stretch(double seconds, double fraction) {
   if (fraction <= 0) return seconds;
@@ -251,6 +247,8 @@ Measurement measure(Arm& arm) {
 }
 
 void read_back(Arm& arm) {
+  if (const double slow = slow_fraction(arm.spec); slow > 0)
+    arm.evidence["slowdown_fraction"] = slow;
   for (auto& hooks : arm.hooks) hooks->read_back(arm, arm.evidence);
   arm.evidence[knobs::evidence::kDevice] = arm.device->device().str();
   for (const auto& [key, value] : arm.device->evidence().items()) arm.evidence[key] = value;
