@@ -500,9 +500,14 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
   // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
   // marked interrupted with every finished trial kept.
   if (interrupted) return false;
-  experiment_seconds_[t.experiment] += std::chrono::duration<double>(Clock::now() - began).count();
+  const double seconds = std::chrono::duration<double>(Clock::now() - began).count();
+  experiment_seconds_[t.experiment] += seconds;
   std::vector<std::pair<TrialSpec, TrialResult>> stored;
   for (size_t u = 0; u < unit.size(); ++u) {
+    // The machine time of the unit's worker process(es), start-up included: what a study of the
+    // cost of settling an effect adds up (both arms of a paired worker hold the same figure).
+    if (results[u].evidence.is_object() || results[u].evidence.is_null())
+      results[u].evidence["worker_wall_seconds"] = seconds;
     guard(unit[u], results[u]);
     if (results[u].status == "failed") ++failed_;
     if (results[u].status == "invalid") ++invalid_;
