@@ -2,8 +2,10 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <ctime>
 #include <stdexcept>
+#include <tuple>
 
 namespace tunebench {
 
@@ -209,11 +211,14 @@ PairedSample paired_sample_from_json(const json& j) {
   }
 }
 
+// Every sample is written once, in its arm's paired_samples; `samples` (both arms in the order
+// taken) is formed again when the result is read.
 json to_json(const PairedResult& r) {
-  json samples = json::array();
-  for (const auto& s : r.samples) samples.push_back(to_json(s));
-  return {{"status", r.status},  {"error", r.error},   {"off", to_json(r.off)},
-          {"on", to_json(r.on)}, {"samples", samples}, {"probe_seconds", r.probe_seconds}};
+  return {{"status", r.status},
+          {"error", r.error},
+          {"off", to_json(r.off)},
+          {"on", to_json(r.on)},
+          {"probe_seconds", r.probe_seconds}};
 }
 
 PairedResult paired_result_from_json(const json& j) {
@@ -223,9 +228,12 @@ PairedResult paired_result_from_json(const json& j) {
     r.error = j.value("error", "");
     if (j.contains("off")) r.off = trial_result_from_json(j.at("off"));
     if (j.contains("on")) r.on = trial_result_from_json(j.at("on"));
-    for (const auto& s : j.value("samples", json::array())) {
-      r.samples.push_back(paired_sample_from_json(s));
+    for (const TrialResult* arm : {&r.off, &r.on}) {
+      r.samples.insert(r.samples.end(), arm->paired_samples.begin(), arm->paired_samples.end());
     }
+    std::sort(r.samples.begin(), r.samples.end(), [](const PairedSample& a, const PairedSample& b) {
+      return std::tie(a.block, a.position) < std::tie(b.block, b.position);
+    });
     r.probe_seconds = j.value("probe_seconds", 0.0);
     return r;
   } catch (const json::exception& e) {

@@ -113,7 +113,9 @@ PairedSpec paired_spec_from_json(const nlohmann::json& j);  // throws std::inval
 
 // What a paired trial produced: each arm's result as a trial of its own would give it (status,
 // guard value, evidence, page faults; sample_seconds are that arm's samples in order) and every
-// sample in the order taken. status "failed" with `error` when the pair could not run.
+// sample in the order taken (on the wire each sample is written once, in its arm's
+// paired_samples; `samples` is formed again when read). status "failed" with `error` when the
+// pair could not run.
 struct PairedResult {
   std::string status = "failed";
   std::string error;

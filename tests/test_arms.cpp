@@ -143,10 +143,16 @@ void expect_paired_trial(const std::string& model, Mode mode, const std::string&
   }
   EXPECT_EQ(r.on.evidence["paired"]["on_first"], on_first);
   // Through the JSON the worker answers with.
-  const PairedResult back = paired_result_from_json(to_json(r));
-  EXPECT_EQ(back.samples.size(), r.samples.size());
-  EXPECT_EQ(back.samples[5].block, r.samples[5].block);
-  EXPECT_DOUBLE_EQ(back.samples[5].seconds, r.samples[5].seconds);
+  // Each sample is written once (in its arm's paired_samples) and the order taken comes back.
+  const nlohmann::json answer = to_json(r);
+  EXPECT_FALSE(answer.contains("samples"));
+  const PairedResult back = paired_result_from_json(answer);
+  ASSERT_EQ(back.samples.size(), r.samples.size());
+  for (size_t i = 0; i < r.samples.size(); ++i) {
+    EXPECT_EQ(back.samples[i].block, r.samples[i].block);
+    EXPECT_EQ(back.samples[i].position, r.samples[i].position);
+    EXPECT_DOUBLE_EQ(back.samples[i].seconds, r.samples[i].seconds);
+  }
 }
 
 TEST(Arms, APairedNoGradTrialAlternatesTheArmsAndKeepsEachArmsGuardAndEvidence) {
