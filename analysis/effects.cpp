@@ -169,6 +169,25 @@ stats::Effect separate_time_effect(Samples& s, const std::string& off, const std
   return explained_width(stats::effect(s.time[off], s.time[on]));
 }
 
+// A confounder beside a time effect (issue #14): when the arms' page faults per step differ by
+// more than 2× (and the larger is at least kFaultsWorthNaming), part of the effect is the
+// allocator's work — glibc returning freed memory to the system and faulting it in again —
+// rather than the knob's own. The note says so and how to separate the two.
+constexpr double kFaultsWorthNaming = 1000;
+
+void note_allocator_confounder(const ArmReport& off, const ArmReport& on, stats::Effect& e) {
+  const double f_off = off.page_faults_per_iteration, f_on = on.page_faults_per_iteration;
+  const double larger = std::max(f_off, f_on), smaller = std::min(f_off, f_on);
+  if (!(larger >= kFaultsWorthNaming) || larger <= 2 * smaller) return;
+  e.note += fmt::format(
+      "{}page faults per step differ {}: off {:.0f}, on {:.0f}; the effect runs partly through "
+      "the allocator (freed memory returned and faulted in again): malloc_tunables or one "
+      "allocator in both arms' settings separates it",
+      e.note.empty() ? "" : "; ",
+      smaller > 0 ? fmt::format("{:.1f}x", larger / smaller) : std::string("by more than 2x"),
+      f_off, f_on);
+}
+
 // The effects of switching from arm `off` to arm `on`: time, and peak memory for memory knobs.
 void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const std::string& on,
                  const std::string& compared) {
@@ -180,6 +199,7 @@ void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const 
   }
   x.effects.push_back(
       {"time", compared, s.is_paired ? paired_time_effect(s) : separate_time_effect(s, off, on)});
+  note_allocator_confounder(a_off, a_on, x.effects.back().effect);
   const knobs::Knob* knob = knobs::find(x.knob);
   if (!knob || !knob->memory_effect) return;
   // Peak memory is the tensor peak where every trial measured it, with peak RSS beside it; RSS

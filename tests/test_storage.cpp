@@ -1070,6 +1070,38 @@ TEST_F(StorageTest, StoragePairedAAControlIsNoEffectBeyondTheMargin) {
   EXPECT_NE(time.text.find("no effect beyond ±2%"), std::string::npos) << time.text;
 }
 
+// A confounder beside the effect (issue #14, item 5): arms whose page faults per step differ by
+// more than 2× say that the effect runs through the allocator; small or similar counts do not.
+TEST_F(StorageTest, StorageTimeEffectNamesTheAllocatorWhenTheArmsFaultsDifferTwofold) {
+  Database db(db_path());
+  const auto note_for = [&](const std::string& uuid, double faults_off, double faults_on) {
+    const RunRecord run = make_run(uuid, "2026-12-01T10:00:00Z");
+    db.begin_run(run);
+    for (int w = 0; w < 4; ++w) {
+      auto arms = paired_worker(run.uuid, w, 1.10);
+      arms[0].second.page_faults_per_iteration = faults_off;
+      arms[1].second.page_faults_per_iteration = faults_on;
+      db.store_trials(run.uuid, arms);
+    }
+    db.finish_run(run.uuid, "completed", "2026-12-01T10:05:00Z");
+    return db.effects(run.uuid).effects.front().note;
+  };
+  // ResNet-50 at 224, batch 8, grad against no-grad under glibc (issue #14).
+  const std::string big = note_for("aaaa0004-0000-4000-8000-000000000011", 135000, 38000);
+  EXPECT_NE(big.find("page faults per step differ 3.6x: off 135000, on 38000; the effect runs "
+                     "partly through the allocator"),
+            std::string::npos)
+      << big;
+  EXPECT_EQ(note_for("aaaa0004-0000-4000-8000-000000000012", 135000, 90000).find("page faults"),
+            std::string::npos);
+  EXPECT_EQ(note_for("aaaa0004-0000-4000-8000-000000000013", 400, 0).find("page faults"),
+            std::string::npos);
+  const std::string from_none = note_for("aaaa0004-0000-4000-8000-000000000014", 0, 68064);
+  EXPECT_NE(from_none.find("page faults per step differ by more than 2x: off 0, on 68064"),
+            std::string::npos)
+      << from_none;
+}
+
 TEST_F(StorageTest, StoragePairedTrialIsBothArmsOrNeither) {
   Database db(db_path());
   const RunRecord run = make_run("aaaa0004-0000-4000-8000-000000000003", "2026-12-01T10:00:00Z");
