@@ -43,6 +43,7 @@ struct Samples {
   std::map<int, std::vector<PairedSample>> paired;
   std::map<int, int> paired_ok_arms;
   bool is_paired = false;
+  bool resident = false;  // the pairs' arms ran in two resident processes (run/resident.h)
 };
 
 // An ok arm of a paired worker: its samples join the worker's (process_index).
@@ -73,6 +74,8 @@ void add_trial(ExperimentReport& x, std::map<std::string, size_t>& arm_index, Sa
   if (a.evidence.is_null()) a.evidence = r.evidence;
   if (t.spec.pairing.paired()) {
     s.is_paired = true;
+    const auto& paired = r.evidence.contains("paired") ? r.evidence["paired"] : nlohmann::json{};
+    s.resident = s.resident || (paired.is_object() && paired.value("processes", 1) == 2);
     add_paired_arm(s.paired, s.paired_ok_arms, t);
   }
   s.time[arm].push_back(r.sample_seconds);
@@ -138,9 +141,11 @@ stats::Effect paired_time_effect(const Samples& s) {
       stats::paired::estimate(paired_workers(s.paired, s.paired_ok_arms), options);
   stats::Effect e{p.ratio, p.lo, p.hi, options.confidence, 0, p.verdict, "", options.equivalence};
   e.note = fmt::format(
-      "paired: {} workers, {} pairs of blocks kept, {} dropped as contaminated; workers differ "
-      "by {:.1f}% (sd), pairs within a worker by {:.1f}%",
-      p.workers, p.pairs, p.dropped, 100 * p.between_worker_sd, 100 * p.within_worker_sd);
+      "paired: {} {}, {} pairs of blocks kept, {} dropped as contaminated; {} differ by {:.1f}% "
+      "(sd), pairs within one by {:.1f}%",
+      p.workers, s.resident ? "resident process pairs" : "workers", p.pairs, p.dropped,
+      s.resident ? "process pairs" : "workers", 100 * p.between_worker_sd,
+      100 * p.within_worker_sd);
   if (std::isfinite(p.half_width) && p.half_width > options.target &&
       p.verdict != stats::Verdict::not_precise) {
     e.note += fmt::format("; ±{:.1f}%, wider than the ±{:g}% target", 100 * p.half_width,

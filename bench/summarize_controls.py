@@ -13,6 +13,11 @@ spent per experiment (sum of its worker processes' wall times, start-up included
 `worker_wall_seconds` the orchestrator records in each trial's evidence; a paired worker's two
 arms hold the same figure and count once).
 
+With --effects, the run's other experiments (real knobs) are listed too, grouped the same way:
+each stored time effect as `show` prints it, and per group the median estimate and half-width,
+so that two ways of measuring one knob (in one process, in resident process pairs) can be set
+side by side.
+
 The statistics themselves are tunebench's (stored intervals and verdicts); this script only
 counts and orders them for bench/ figures.
 """
@@ -45,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", default=r"^(.*?)-?\d+$",
                         help="regex whose first group names an experiment's group (default: the name "
                              "without its trailing number)")
+    parser.add_argument("--effects", action="store_true",
+                        help="also list the other experiments' time effects, grouped")
     args = parser.parse_args(argv)
     con = sqlite3.connect(f"file:{args.db}?mode=ro", uri=True)
     row = con.execute("SELECT uuid FROM runs WHERE uuid LIKE ? ORDER BY started_at DESC, rowid DESC LIMIT 1",
@@ -96,7 +103,33 @@ def main(argv: list[str] | None = None) -> int:
             line += f", of the settled ones median {statistics.median(seconds.get(x, 0.0) for x in settled):.0f} s"
         line += "; verdicts: " + ", ".join(f"{k} {n}" for k, n in sorted(verdicts.items(), key=lambda kv: -kv[1]))
         print(line)
+    if args.effects:
+        print_effects(con, run, pattern, seconds)
     return 0
+
+
+def print_effects(con: sqlite3.Connection, run: str, pattern: re.Pattern, seconds: dict[str, float]) -> None:
+    """Each group of real-knob experiments: their stored time effects, median estimate and width."""
+    rows = con.execute(
+        """SELECT e.experiment, e.ratio, e.lo, e.hi, e.text FROM effects e
+           JOIN trials t ON t.id = (SELECT MIN(id) FROM trials WHERE run_uuid = e.run_uuid
+                                    AND experiment = e.experiment AND arm = 'on')
+           WHERE e.run_uuid = ? AND e.kind = 'effect' AND e.metric = 'time'
+                 AND t.knob NOT IN ('aa', 'positive_control')
+           ORDER BY e.position""", (run,)).fetchall()
+    groups: dict[str, list] = {}
+    for experiment, ratio, lo, hi, text in rows:
+        match = pattern.match(experiment)
+        groups.setdefault(match.group(1) if match else experiment, []).append((experiment, ratio, lo, hi, text))
+    for name, members in groups.items():
+        ratios = [r for _, r, *_ in members if r]
+        widths = [(hi / lo) ** 0.5 - 1 for _, _, lo, hi, _ in members if lo and hi and lo > 0]
+        times = [seconds.get(x, 0.0) for x, *_ in members]
+        print(f"{name}: {len(members)} experiments, estimate median {statistics.median(ratios):.4f}x, "
+              f"half-width median ±{100 * statistics.median(widths):.2f}%, machine time median "
+              f"{statistics.median(times):.0f} s")
+        for experiment, _, _, _, text in members:
+            print(f"  {experiment}: {text}")
 
 
 if __name__ == "__main__":

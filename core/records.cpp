@@ -54,7 +54,8 @@ json to_json(const TrialSpec& s) {
           {"pairing",
            {{"blocks", s.pairing.blocks},
             {"block_samples", s.pairing.block_samples},
-            {"on_first", s.pairing.on_first}}}};
+            {"on_first", s.pairing.on_first},
+            {"resident", s.pairing.resident}}}};
 }
 
 TrialSpec trial_spec_from_json(const json& j) {
@@ -83,6 +84,7 @@ TrialSpec trial_spec_from_json(const json& j) {
       s.pairing.blocks = p.value("blocks", 0);
       s.pairing.block_samples = p.value("block_samples", 0);
       s.pairing.on_first = p.value("on_first", false);
+      s.pairing.resident = p.value("resident", false);
     }
     return s;
   } catch (const json::exception& e) {

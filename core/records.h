@@ -36,15 +36,21 @@ struct PairedSample {
 nlohmann::json to_json(const PairedSample& sample);
 PairedSample paired_sample_from_json(const nlohmann::json& j);  // throws std::invalid_argument
 
-// Where a trial's arm sits in a paired trial (PairedSpec): both arms of one worker process carry
-// the same pairing and the same process_index. blocks 0: the trial ran alone in its process.
+// Where a trial's arm sits in a paired trial: both arms of one paired worker carry the same
+// pairing and the same process_index. blocks 0: the trial ran alone in its process. resident
+// false: both arms in one process (PairedSpec); true: each arm in a process of its own, both kept
+// alive and alternating blocks (a resident pair, for knobs that act at process start; the
+// protocol is below). The resident flag travels with the spec but is not a column: the run's
+// suite gives it again on resume, and each arm's evidence says "processes": 2.
 struct Pairing {
   int blocks = 0;
   int block_samples = 0;
   bool on_first = false;
+  bool resident = false;
   bool paired() const { return blocks > 0; }
   bool operator==(const Pairing& o) const {
-    return blocks == o.blocks && block_samples == o.block_samples && on_first == o.on_first;
+    return blocks == o.blocks && block_samples == o.block_samples && on_first == o.on_first &&
+           resident == o.resident;
   }
 };
 
@@ -110,6 +116,20 @@ nlohmann::json to_json(const PairedSpec& spec);
 // hold one block of each arm: the pairs of analysis/paired.h.
 std::vector<bool> abba_order(int blocks, bool on_first);
 PairedSpec paired_spec_from_json(const nlohmann::json& j);  // throws std::invalid_argument
+
+// A resident worker, one arm of a resident pair (Pairing::resident), is spoken to one JSON line at
+// a time on its stdin and answers one line each on its stdout:
+//   {"resident": true, "on": B, "trial": TrialSpec}  → {"ready": true} once prepared and warmed
+//   {"block": b}                                      → {"block": b} after its block_samples
+//   samples
+//   {"end": true}                                     → its TrialResult (paired_samples with their
+//                                                       blocks), then it exits
+// It answers only once its other threads have stopped running (OpenMP workers spin on after a
+// parallel region), so the other process of the pair times its block on a quiet host. A failure
+// is answered with a TrialResult whose status is "failed", and the worker exits non-zero.
+inline constexpr const char* kResidentRequest = "resident";
+inline constexpr const char* kResidentBlock = "block";
+inline constexpr const char* kResidentEnd = "end";
 
 // What a paired trial produced: each arm's result as a trial of its own would give it (status,
 // guard value, evidence, page faults; sample_seconds are that arm's samples in order) and every

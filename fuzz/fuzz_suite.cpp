@@ -224,6 +224,7 @@ void write_dictionary(const char* path) {
         "budget_s", "max_workers",   "slowdown"}) {
     token(std::string("\"") + field + "\"");
   }
+  token("\"paired_processes\"");
   for (const auto& k : knobs::catalog()) {
     token("\"" + k.id + "\"");
     if (!k.off.is_boolean()) token(k.off.dump());

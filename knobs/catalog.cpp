@@ -245,6 +245,14 @@ bool pairable(const nlohmann::json& off, const nlohmann::json& on) {
   return true;
 }
 
+std::string several_processes(const nlohmann::json& settings) {
+  for (const auto& [id, value] : settings.items()) {
+    const Knob* knob = find(id);
+    if (knob && knob->family == Family::distributed && value != knob->off) return id;
+  }
+  return "";
+}
+
 std::vector<std::string> nearest(const std::string& id, size_t n) {
   std::vector<std::pair<size_t, std::string>> scored;
   for (const auto& k : catalog()) scored.emplace_back(edit_distance(id, k.id), k.id);

@@ -26,6 +26,10 @@ const Knob* find(const std::string& id);
 // worker/paired.h): every catalog knob whose value differs between them acts in_process. Settings
 // both arms share (a baseline environment, the device) do not matter; neither do reserved keys.
 bool pairable(const nlohmann::json& off, const nlohmann::json& on);
+// The id of a knob in `settings` that runs an arm as several processes (the distributed family:
+// instances or ranks) at a value other than its OFF; "" when the arm is one process. Such arms
+// cannot be a resident pair (two processes, one per arm).
+std::string several_processes(const nlohmann::json& settings);
 // Up to `n` catalog ids within a typo of `id` (edit distance), closest first, for "did you mean".
 std::vector<std::string> nearest(const std::string& id, size_t n = 3);
 

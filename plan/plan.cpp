@@ -101,7 +101,7 @@ std::vector<TrialSpec> trials(const Plan& plan, const std::string& filter) {
     if (!filter.empty() && !std::regex_search(x.name, pattern)) continue;
     matched = true;
     if (!not_applicable.empty()) continue;
-    const bool paired = x.design == "paired";
+    const bool paired = x.design != "processes";
     for (int p = 0; p < (paired ? x.workers : x.processes); ++p) {
       // ABBA: even rounds run the arms forward, odd rounds backward, so drift hits all alike. A
       // paired worker holds both arms (OFF then ON here; the orchestrator runs them as one
@@ -126,7 +126,7 @@ std::vector<TrialSpec> trials(const Plan& plan, const std::string& filter) {
         t.sequence = static_cast<int>(trials.size());
         t.seed = experiment_seed;  // same weights and batch in every arm: the guard compares them
         if (paired) {
-          t.pairing = {x.blocks, x.block_samples, p % 2 == 1};
+          t.pairing = {x.blocks, x.block_samples, p % 2 == 1, x.design == "paired_processes"};
           t.samples = x.blocks / 2 * x.block_samples;
         }
         trials.push_back(std::move(t));

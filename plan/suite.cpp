@@ -162,9 +162,12 @@ void parse_shared(const Context& ctx, const json& merged, const std::string& whe
   x.iterations = number<int>(ctx, merged, where, "iterations", 1, 1, 1000000);
   x.timeout_s = number<double>(ctx, merged, where, "timeout_s", 300, 1, 7 * 24 * 3600);
   x.design = text(ctx, merged, where, "design", "processes", false);
-  if (x.design != "processes" && x.design != "paired" && x.design != "auto") {
+  if (x.design != "processes" && x.design != "paired" && x.design != "paired_processes" &&
+      x.design != "auto") {
     ctx.fail(where + "/design",
-             fmt::format("must be \"processes\", \"paired\" or \"auto\", got \"{}\"", x.design));
+             fmt::format("must be \"processes\", \"paired\", \"paired_processes\" or \"auto\", "
+                         "got \"{}\"",
+                         x.design));
   }
   x.workers = number<int>(ctx, merged, where, "workers", 4, 1, 1000);
   x.blocks = number<int>(ctx, merged, where, "blocks", 16, 2, 100000);
@@ -315,29 +318,43 @@ void parse_device(const Context& ctx, const json& merged, const std::string& whe
   }
 }
 
-// "paired" where the suite asks for it (and it can be), or "auto" finds it can; else "processes".
+// The design an experiment runs with. "paired": both arms alternate inside each worker where
+// they differ only in knobs that switch inside a process, else each arm in a process of its own,
+// the two resident together and alternating blocks ("paired_processes"). "paired_processes" asks
+// for the resident pair even where one process could hold both arms (an A/A control of the
+// process level; agreement between the two ways). "auto" pairs where it can; "processes" never.
+// Arms of several processes each (instances, ranks) and factorials cannot be paired.
 void resolve_design(const Context& ctx, const std::string& where, Experiment& x) {
   std::string why_not;
+  bool one_process = false;
   if (!x.factors.empty()) {
     why_not = "a factorial experiment has more than two arms; pairing alternates two";
   } else {
     json off = x.settings, on = x.settings;
     off.update(x.arms[0].settings);
     on.update(x.arms[1].settings);
-    if (!knobs::pairable(off, on)) {
+    one_process = knobs::pairable(off, on);
+    std::string several = knobs::several_processes(off);
+    if (several.empty()) several = knobs::several_processes(on);
+    if (!several.empty()) {
       why_not = fmt::format(
-          "{} acts when the worker process starts, so its arms cannot alternate inside one "
-          "process",
-          x.varied.front());
+          "{} runs an arm as several processes (instances or ranks), and pairing alternates one "
+          "process per arm",
+          several);
     }
   }
-  if (x.design == "paired" && !why_not.empty()) {
-    ctx.fail(where + "/design", "\"paired\" is not possible: " + why_not +
-                                    "; use \"processes\" (or \"auto\", which pairs where it can)");
+  const bool asks = x.design == "paired" || x.design == "paired_processes";
+  if (asks && !why_not.empty()) {
+    ctx.fail(where + "/design", fmt::format("\"{}\" is not possible: {}; use \"processes\" (or "
+                                            "\"auto\", which pairs where it can)",
+                                            x.design, why_not));
   }
-  x.design =
-      (x.design == "paired" || (x.design == "auto" && why_not.empty())) ? "paired" : "processes";
-  if (x.design == "paired" && x.workers < 3) {
+  if (x.design == "processes" || (x.design == "auto" && !why_not.empty())) {
+    x.design = "processes";
+    return;
+  }
+  if (x.design != "paired_processes") x.design = one_process ? "paired" : "paired_processes";
+  if (x.workers < 3) {
     ctx.fail(where + "/workers",
              fmt::format("a paired experiment needs at least 3 workers (its interval has "
                          "workers - 1 degrees of freedom), got {}",

@@ -22,15 +22,15 @@
 // options (model options), settings (applied to every arm), batch, processes (worker processes
 // per arm), warmup (iterations), samples (per process), iterations (per sample), timeout_s,
 // device ("cpu" or "cuda"; default "cuda" for a CUDA-only knob, else "cpu"), design ("processes",
-// "paired" or "auto"; default "processes"), workers, blocks and block_samples (a paired design's
-// worker processes and their shape), budget_s and max_workers (how far a paired experiment may
-// sample beyond its workers to reach the ±2 % target).
-// "aa": true makes an experiment an A/A control: both arms run the knob's ON setting, so its
-// effect measures the noise floor and should come out as "no measurable effect".
-// "slowdown": PCT makes it a positive control: both arms run the knob's ON setting and the ON
-// arm busy-waits PCT % of every measured step (knobs::kSlowdownSetting), so its effect should
-// come out as PCT % slower, inside its interval: the run's own check of its intervals.
-// Its trials' knob is knobs::kPositiveControl and its default name begins "slowPCT.".
+// "paired", "paired_processes" or "auto"; default "processes"), workers, blocks and block_samples
+// (a paired design's worker processes and their shape), budget_s and max_workers (how far a paired
+// experiment may sample beyond its workers to reach the ±2 % target). "aa": true makes an
+// experiment an A/A control: both arms run the knob's ON setting, so its effect measures the noise
+// floor and should come out as "no measurable effect". "slowdown": PCT makes it a positive control:
+// both arms run the knob's ON setting and the ON arm busy-waits PCT % of every measured step
+// (knobs::kSlowdownSetting), so its effect should come out as PCT % slower, inside its interval:
+// the run's own check of its intervals. Its trials' knob is knobs::kPositiveControl and its default
+// name begins "slowPCT.".
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -69,15 +69,19 @@ struct Experiment {
   int samples = 5;
   int iterations = 1;
   double timeout_s = 300;
-  // How the arms are measured (the "design" field): "processes", each arm in `processes` worker
-  // processes of its own; or "paired", `processes` workers each holding both arms and alternating
-  // them in ABBA blocks (worker/paired.h; `workers` of them), only where the arms differ in knobs
-  // that switch inside a process (knobs::pairable). "auto" in the suite becomes "paired" where it
-  // can, else "processes". A paired arm takes blocks / 2 · block_samples samples; "samples" is not
-  // used.
+  // How the arms are measured (the "design" field), after parsing one of: "processes", each arm
+  // in `processes` worker processes of its own, one after another; "paired", `workers` workers
+  // each holding both arms and alternating them in ABBA blocks (worker/paired.h), where the arms
+  // differ only in knobs that switch inside a process (knobs::pairable); "paired_processes",
+  // `workers` resident pairs: each arm in a process of its own with its own start-time setup, both
+  // kept alive and alternating ABBA blocks (run/resident.h), for knobs that act at process start or
+  // on the whole process. The suite's "paired" becomes whichever of the two fits, "auto" too or
+  // "processes" where neither can (factorials, arms of several processes). A paired arm takes
+  // blocks / 2 · block_samples samples; "samples" is not used.
   std::string design = "processes";
-  // paired: worker processes, each holding both arms; at least 3 (the interval has workers − 1
-  // degrees of freedom), and an even count balances which arm each worker builds and times first.
+  // paired: workers (one process holding both arms, or a resident pair of processes); at least 3
+  // (the interval has workers − 1 degrees of freedom), and an even count balances which arm each
+  // worker builds and times first.
   int workers = 4;
   int blocks = 16;        // paired: ABBA blocks per worker (even: blocks 2j and 2j+1 pair)
   int block_samples = 4;  // paired: samples per block; the first of each is discarded

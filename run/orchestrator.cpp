@@ -23,6 +23,7 @@
 #include "plan/plan.h"
 #include "plan/suite.h"
 #include "run/host.h"
+#include "run/resident.h"
 #include "store/storage.h"
 
 namespace tunebench::orchestrator {
@@ -146,7 +147,9 @@ std::string memory_refusal(const std::vector<TrialSpec>& trials) {
   std::set<std::string> seen;
   for (const auto& t : trials) {
     if (!seen.insert(t.experiment).second) continue;
-    const double need = models::estimate_trial_bytes(t.model, t.batch, t.mode == Mode::train);
+    // A resident pair holds both arms' processes at once.
+    const double need = models::estimate_trial_bytes(t.model, t.batch, t.mode == Mode::train) *
+                        (t.pairing.resident ? 2 : 1);
     if (need > available) {
       return fmt::format(
           "experiment {} ({}/{} {}, batch {}) needs an estimated {:.1f} GiB (weights, gradients "
@@ -184,7 +187,41 @@ WorkerOutcome spawn(const std::vector<std::string>& argv,
   return spawn_all({{argv, env, input}}, timeout_s, interrupt).front();
 }
 
-// Long (~125 lines) because it is one poll loop over every child's pipes, deadline and the
+StartedChild start_child(const Command& command) {
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+    throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+  }
+  // Everything execve needs is built before fork: the child only calls async-signal-safe
+  // functions.
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : command.env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> cargv, cenv;
+  for (const auto& a : command.argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const auto& e : env_strings) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
+  if (pid == 0) {
+    setpgid(0, 0);  // its own process group, so a timeout kills everything it started
+    dup2(in[0], STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    execve(cargv[0], cargv.data(), cenv.data());
+    const char msg[] = "tunebench: execve of the worker failed\n";
+    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  return {pid, in[1], out[0], err[0]};
+}
+
+// Long (~100 lines) because it is one poll loop over every child's pipes, deadline and the
 // interrupt flag: a child that fails, hangs or is interrupted must stop all the others at once,
 // and that state (fds, pids, buffers, the deadline) is shared by every branch of the loop.
 std::vector<WorkerOutcome> spawn_all(const std::vector<Command>& commands, double timeout_s,
@@ -200,42 +237,13 @@ std::vector<WorkerOutcome> spawn_all(const std::vector<Command>& commands, doubl
   std::vector<Child> children(n);
   const auto start = Clock::now();
   for (size_t c = 0; c < n; ++c) {
-    int in[2], out[2], err[2];
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-      throw std::runtime_error(std::string("pipe: ") + strerror(errno));
-    }
-    // Everything execve needs is built before fork: the child only calls async-signal-safe
-    // functions.
-    std::vector<std::string> env_strings;
-    for (const auto& [k, v] : commands[c].env) env_strings.push_back(k + "=" + v);
-    std::vector<char*> cargv, cenv;
-    for (const auto& a : commands[c].argv) cargv.push_back(const_cast<char*>(a.c_str()));
-    cargv.push_back(nullptr);
-    for (const auto& e : env_strings) cenv.push_back(const_cast<char*>(e.c_str()));
-    cenv.push_back(nullptr);
-
-    const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
-    if (pid == 0) {
-      setpgid(0, 0);  // its own process group, so a timeout kills everything it started
-      dup2(in[0], STDIN_FILENO);
-      dup2(out[1], STDOUT_FILENO);
-      dup2(err[1], STDERR_FILENO);
-      execve(cargv[0], cargv.data(), cenv.data());
-      const char msg[] = "tunebench: execve of the worker failed\n";
-      (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-      _exit(127);
-    }
-    setpgid(pid, pid);
-    close(in[0]);
-    close(out[1]);
-    close(err[1]);
+    const StartedChild child = start_child(commands[c]);
     // The trial is small (≪ a pipe buffer); a worker that died early gives EPIPE, ignored here.
-    (void)!write(in[1], commands[c].input.data(), commands[c].input.size());
-    close(in[1]);
-    children[c].pid = pid;
-    children[c].out = out[0];
-    children[c].err = err[0];
+    (void)!write(child.in, commands[c].input.data(), commands[c].input.size());
+    close(child.in);
+    children[c].pid = child.pid;
+    children[c].out = child.out;
+    children[c].err = child.err;
   }
 
   // Reaps child c once both its pipes are closed; a failure ends its siblings.
@@ -380,6 +388,23 @@ std::vector<TrialResult> run_pair(const TrialSpec& off, const TrialSpec& on, con
   return results;
 }
 
+// A resident pair: each arm in a worker process of its own, with its own process setup, both kept
+// alive and alternating blocks (run/resident.h). Each arm is checked against its own settings.
+std::vector<TrialResult> run_resident(const TrialSpec& off, const TrialSpec& on,
+                                      const Launch& launch, bool& interrupted) {
+  std::vector<TrialResult> results = run_resident_pair(
+      off, on, launch.command(knobs::process_setup(off.settings), resident_request(off, false)),
+      launch.command(knobs::process_setup(on.settings), resident_request(on, true)),
+      &g_interrupted);
+  if (results.empty()) {
+    interrupted = true;
+    return {};
+  }
+  check_evidence(off, off.mode, results[0]);
+  check_evidence(on, on.mode, results[1]);
+  return results;
+}
+
 // How far a paired experiment may sample beyond its planned workers (suite.h: budget_s,
 // max_workers), by experiment name.
 struct Sampling {
@@ -391,7 +416,7 @@ using SamplingMap = std::map<std::string, Sampling>;
 SamplingMap sampling_of(const plan::Plan& plan) {
   SamplingMap out;
   for (const auto& [x, not_applicable] : plan.experiments) {
-    if (x.design == "paired") out[x.name] = {x.budget_s, x.max_workers};
+    if (x.design != "processes") out[x.name] = {x.budget_s, x.max_workers};
   }
   return out;
 }
@@ -488,7 +513,8 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
   bool interrupted = false;
   const auto began = Clock::now();
   if (unit.size() == 2) {
-    results = run_pair(unit[0], unit[1], launch_, interrupted);
+    results = t.pairing.resident ? run_resident(unit[0], unit[1], launch_, interrupted)
+                                 : run_pair(unit[0], unit[1], launch_, interrupted);
   } else if (t.pairing.paired()) {
     results.push_back(
         failed_result({},

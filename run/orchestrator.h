@@ -3,6 +3,8 @@
 // (evidence, correctness guard) and stores every trial in its own transaction.
 #pragma once
 
+#include <sys/types.h>
+
 #include <csignal>
 #include <map>
 #include <string>
@@ -60,6 +62,16 @@ struct Command {
   std::map<std::string, std::string> env;
   std::string input;
 };
+// A started child: its pid (also its process group) and this side's ends of its stdin, stdout
+// and stderr pipes (close-on-exec).
+struct StartedChild {
+  pid_t pid = -1;
+  int in = -1, out = -1, err = -1;
+};
+// Starts `command` with execve (argv[0] an absolute path, exactly its env) in a process group of
+// its own; `command.input` is not written. Throws std::runtime_error when pipe or fork fails.
+StartedChild start_child(const Command& command);
+
 // Starts every command at once, each in its own process group, and collects them all. The
 // timeout and the interrupt apply to all of them together. When one ends with a non-zero exit
 // or a signal, the others are killed (their groups) at once: a rank waiting for a dead peer would

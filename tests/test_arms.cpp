@@ -4,6 +4,10 @@
 // only where neither arm changes it.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "knobs/autograd.h"
 #include "knobs/knobs.h"
 #include "worker/paired.h"
@@ -175,6 +179,39 @@ TEST(Arms, APairedSpecRefusesArmsOfDifferentExperimentsOrTooFewBlocks) {
   spec.on.seed -= 1;
   spec.blocks = 1;
   EXPECT_THROW(paired_spec_from_json(to_json(spec)), std::invalid_argument);
+}
+
+// A resident worker answers only once its other threads have stopped running (OpenMP workers spin
+// on after a parallel region), so that the other process of its pair times on a quiet host: the
+// wait lasts while another thread burns CPU, and ends soon after it stops.
+TEST(Arms, AResidentWorkerWaitsUntilItsOtherThreadsAreIdle) {
+  std::atomic<bool> spin{true};
+  std::thread busy([&] {
+    while (spin.load()) {
+    }
+  });
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    spin = false;
+  });
+  const double waited = worker::wait_until_threads_idle(2.0);
+  busy.join();
+  stopper.join();
+  EXPECT_GE(waited, 0.15);  // the busy thread ran for 200 ms
+  EXPECT_LT(waited, 1.5);   // and the wait ended after it stopped, not at the limit
+  // With nothing running beside it the wait is one window or two.
+  EXPECT_LT(worker::wait_until_threads_idle(2.0), 0.5);
+  // A thread that never stops does not hold the worker beyond the limit.
+  spin = true;
+  std::thread forever([&] {
+    while (spin.load()) {
+    }
+  });
+  const double limited = worker::wait_until_threads_idle(0.3);
+  spin = false;
+  forever.join();
+  EXPECT_GE(limited, 0.3);
+  EXPECT_LT(limited, 1.0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "analysis/analysis.h"
 #include "analysis/effects.h"
 #include "run/orchestrator.h"
+#include "run/resident.h"
 #include "store/storage.h"
 #include "tests/paths.h"
 
@@ -188,6 +190,88 @@ TEST(Run, APairedExperimentRunsBothArmsInEachWorkerAndStoresTheirBlocks) {
     EXPECT_EQ(x.effects.front().effect.resamples, 0);
   }
   std::filesystem::remove_all(dir);
+}
+
+// Resident pairs end to end (issue #14, paired processes): each arm of a worker in a process of
+// its own with its own start-time setup, both alive at once and alternating ABBA blocks.
+TEST(Run, AResidentPairRunsEachArmInItsOwnProcessAndAlternatesTheirBlocks) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunebench-resident-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "paired_processes");
+  ASSERT_EQ(orchestrator::run(options), 0);
+
+  storage::Database db(options.db_path);
+  const std::string uuid = *db.latest_run_uuid();
+  const auto trials = db.trials(uuid);
+  ASSERT_EQ(trials.size(), 18u);  // 3 experiments × 3 pairs × 2 arms
+  std::map<std::pair<std::string, int>, std::vector<PairedSample>> pairs;
+  for (const auto& t : trials) {
+    ASSERT_EQ(t.result.status, "ok") << t.result.error;
+    EXPECT_TRUE(t.spec.pairing.paired());
+    EXPECT_EQ(t.result.evidence["paired"]["processes"], 2);
+    ASSERT_EQ(t.result.paired_samples.size(), 4u);
+    const auto order = abba_order(4, t.spec.pairing.on_first);
+    for (const auto& s : t.result.paired_samples) {
+      EXPECT_EQ(s.on, t.spec.arm == "on");
+      EXPECT_EQ(order[size_t(s.block)], s.on);
+    }
+    auto& samples = pairs[{t.spec.experiment, t.spec.process_index}];
+    samples.insert(samples.end(), t.result.paired_samples.begin(), t.result.paired_samples.end());
+    // Each process has its own start-time setup: the allocator knob's arms map their own
+    // allocator, every other arm glibc's.
+    const bool jemalloc = t.spec.knob == "allocator" && t.spec.arm == "on";
+    EXPECT_EQ(t.result.evidence["allocator"], jemalloc ? "jemalloc" : "glibc");
+    const bool slowed = t.spec.knob == "positive_control" && t.spec.arm == "on";
+    EXPECT_EQ(t.result.evidence.value("slowdown_fraction", 0.0), slowed ? 0.05 : 0.0);
+  }
+  // The two processes of a pair were alive together and took turns: in time (CLOCK_MONOTONIC,
+  // one clock for both), every sample of block b starts before any of block b + 1.
+  ASSERT_EQ(pairs.size(), 9u);
+  for (auto& [pair, samples] : pairs) {
+    std::sort(samples.begin(), samples.end(),
+              [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+    for (size_t i = 1; i < samples.size(); ++i) {
+      EXPECT_LE(samples[i - 1].block, samples[i].block) << pair.first << " pair " << pair.second;
+    }
+  }
+  const auto report = analysis::analyze(db, uuid);
+  ASSERT_EQ(report.experiments.size(), 3u);
+  for (const auto& x : report.experiments) {
+    ASSERT_FALSE(x.effects.empty()) << x.problem;
+    EXPECT_NE(x.effects.front().effect.note.find("paired: "), std::string::npos)
+        << x.effects.front().effect.note;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A resident pair whose ON worker dies mid-way: both arms are stored failed with the reason, and
+// neither worker is left running.
+TEST(Run, AResidentPairWhoseWorkerDiesFailsBothArmsWithTheReason) {
+  const std::string exe = test_paths::tunebench_binary();
+  TrialSpec off;
+  off.experiment = "x";
+  off.knob = "malloc_tunables";
+  off.arm = "off";
+  off.model = {"resnet50", "tiny", nlohmann::json::object()};
+  off.batch = 2;
+  off.warmup = 0;
+  off.iterations = 1;
+  off.timeout_s = 60;
+  off.settings = {{"omp_threads", 1}};
+  off.pairing = {4, 2, false, true};
+  TrialSpec on = off;
+  on.arm = "on";
+  Command off_command{{exe, "worker"}, {{"PATH", "/usr/bin:/bin"}}, resident_request(off, false)};
+  TrialSpec unknown = on;
+  unknown.model.model = "no_such_model";  // the ON worker fails before it is ready
+  Command on_command = off_command;
+  on_command.input = resident_request(unknown, true);
+  const auto results = run_resident_pair(off, on, off_command, on_command, nullptr);
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, "failed");
+    EXPECT_NE(r.error.find("the ON arm's worker"), std::string::npos) << r.error;
+  }
 }
 
 // How many workers a stored paired experiment has, each checked to hold both arms in the order

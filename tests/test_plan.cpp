@@ -150,6 +150,18 @@ TEST(Plan, PairedExperimentsGiveEachWorkerBothArms) {
     EXPECT_EQ(t.samples, 9);  // 3 of the 6 blocks, 3 samples each
     EXPECT_EQ(t.seed, expanded[0].seed);
     EXPECT_EQ(t.settings["no_grad"], t.arm == "on");
+    EXPECT_FALSE(t.pairing.resident);  // both arms in one process
+  }
+  // A process-start knob's arms are a resident pair: one process each, the same pairing.
+  const Plan resident = planned(one(R"({"knob": "allocator", "model": "resnet50",
+                                        "preset": "tiny", "design": "paired", "workers": 3})"),
+                                two_cores());
+  const auto pairs = trials(resident, "");
+  ASSERT_EQ(pairs.size(), 6u);
+  for (const auto& t : pairs) {
+    EXPECT_TRUE(t.pairing.resident);
+    EXPECT_EQ(t.pairing, pairs[size_t(t.process_index) * 2].pairing);
+    EXPECT_EQ(t.settings["allocator"], t.arm == "on" ? "jemalloc" : "glibc");
   }
   // A trial alone in its process has no pairing.
   const Plan alone =

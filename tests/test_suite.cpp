@@ -198,8 +198,23 @@ TEST(Suite, PairedDesignOnlyWhereTheArmsSwitchInsideAProcess) {
   EXPECT_EQ(design(R"({"knob": "no_grad", "aa": true, "model": "resnet50", "preset": "tiny",
                        "design": "auto", "workers": 3})"),
             "paired");
+  // Arms that differ at process start are paired as two resident processes.
   EXPECT_EQ(design(R"({"knob": "omp_threads", "model": "gpt", "preset": "tiny", "design": "auto",
                        "arms": {"off": {"omp_threads": 1}, "on": {"omp_threads": 2}}})"),
+            "paired_processes");
+  EXPECT_EQ(design(R"({"knob": "allocator", "model": "gpt", "preset": "tiny",
+                       "design": "paired"})"),
+            "paired_processes");
+  EXPECT_EQ(design(R"({"knob": "onednn", "model": "resnet50", "preset": "tiny",
+                       "design": "paired"})"),
+            "paired_processes");  // process-wide state: one process cannot hold both arms
+  // Asked for, an in-process knob is paired across processes too (agreement; process-level A/A).
+  EXPECT_EQ(design(R"({"knob": "no_grad", "aa": true, "model": "resnet50", "preset": "tiny",
+                       "design": "paired_processes"})"),
+            "paired_processes");
+  // Arms of several processes each are not paired; "auto" measures them in processes.
+  EXPECT_EQ(design(R"({"knob": "multi_instance", "model": "resnet50", "preset": "tiny",
+                       "design": "auto"})"),
             "processes");
   EXPECT_EQ(design(R"({"factorial": ["no_grad", "channels_last"], "model": "resnet50",
                        "preset": "tiny", "design": "auto"})"),
@@ -213,12 +228,16 @@ TEST(Suite, PairedDesignOnlyWhereTheArmsSwitchInsideAProcess) {
   EXPECT_EQ(x.blocks, 6);
   EXPECT_EQ(x.block_samples, 3);
 
-  EXPECT_EQ(error_of(one(R"({"knob": "omp_threads", "model": "gpt", "preset": "tiny",
-                             "design": "paired", "workers": 3,
-                             "arms": {"off": {"omp_threads": 1}, "on": {"omp_threads": 2}}})")),
-            "s.json: /experiments/0/design: \"paired\" is not possible: omp_threads acts when the "
-            "worker process starts, so its arms cannot alternate inside one process; use "
-            "\"processes\" (or \"auto\", which pairs where it can)");
+  EXPECT_EQ(error_of(one(R"({"knob": "multi_instance", "model": "resnet50", "preset": "tiny",
+                             "design": "paired", "workers": 3})")),
+            "s.json: /experiments/0/design: \"paired\" is not possible: multi_instance runs an arm "
+            "as several processes (instances or ranks), and pairing alternates one process per "
+            "arm; use \"processes\" (or \"auto\", which pairs where it can)");
+  EXPECT_EQ(error_of(one(R"({"factorial": ["no_grad", "channels_last"], "model": "resnet50",
+                             "preset": "tiny", "design": "paired_processes"})")),
+            "s.json: /experiments/0/design: \"paired_processes\" is not possible: a factorial "
+            "experiment has more than two arms; pairing alternates two; use \"processes\" (or "
+            "\"auto\", which pairs where it can)");
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
                              "design": "paired", "workers": 2})")),
             "s.json: /experiments/0/workers: a paired experiment needs at least 3 workers (its "
@@ -229,8 +248,8 @@ TEST(Suite, PairedDesignOnlyWhereTheArmsSwitchInsideAProcess) {
             "pair), got 5");
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
                              "design": "pairs"})")),
-            "s.json: /experiments/0/design: must be \"processes\", \"paired\" or \"auto\", "
-            "got \"pairs\"");
+            "s.json: /experiments/0/design: must be \"processes\", \"paired\", "
+            "\"paired_processes\" or \"auto\", got \"pairs\"");
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
                              "design": "paired", "workers": 3, "block_samples": 1})")),
             "s.json: /experiments/0/block_samples: must be an integer from 2 to 100000, got 1");

@@ -2,10 +2,13 @@
 
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "core/multiproc.h"
 #include "worker/trial.h"
@@ -68,7 +71,96 @@ TrialResult arm_result(const Arm& arm, std::vector<PairedSample> samples, int64_
   return r;
 }
 
+// Nanoseconds the threads of this process other than the caller have run (schedstat's first
+// field, summed over /proc/self/task/*).
+int64_t other_threads_run_ns() {
+  const std::string self = std::to_string(gettid());
+  std::error_code ec;
+  int64_t total = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    if (task.path().filename() == self) continue;
+    std::ifstream in(task.path() / "schedstat");
+    int64_t run_ns = 0;
+    if (in >> run_ns) total += run_ns;
+  }
+  return total;
+}
+
 }  // namespace
+
+bool write_line(int fd, const std::string& line) {
+  const std::string out = line + "\n";
+  size_t written = 0;
+  while (written < out.size()) {
+    const ssize_t n = write(fd, out.data() + written, out.size() - written);
+    if (n <= 0) return false;
+    written += size_t(n);
+  }
+  return true;
+}
+
+double wait_until_threads_idle(double limit_s) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto window = std::chrono::milliseconds(10);
+  int64_t before = other_threads_run_ns();
+  for (;;) {
+    std::this_thread::sleep_for(window);
+    const int64_t now = other_threads_run_ns();
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    if (now - before < 500'000 || waited >= limit_s) return waited;
+    before = now;
+  }
+}
+
+int run_resident(const TrialSpec& spec, bool on, std::istream& in, int out_fd) {
+  using nlohmann::json;
+  const double probe = cpu_probe_seconds();
+  auto arm = prepare_arm(spec);
+  warm_up(*arm);
+  double settle_seconds = wait_until_threads_idle();
+  if (!write_line(out_fd, json{{"ready", true}}.dump())) return 1;
+
+  std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
+  for (auto& hooks : arm->hooks) hooks->begin_measurement(*arm);
+  arm->device->begin_measurement();
+  const double slow = slow_fraction(spec);
+  std::vector<PairedSample> samples;
+  int64_t faults = 0;
+  int blocks = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    const json request = json::parse(line);
+    if (request.value(kResidentEnd, false)) break;
+    const int b = request.at(kResidentBlock).get<int>();
+    const int64_t faults_before = page_faults();
+    for (int p = 0; p < spec.pairing.block_samples; ++p) {
+      PairedSample s = take_sample(*arm, slow);
+      s.on = on;
+      s.block = b;
+      s.position = p;
+      samples.push_back(s);
+    }
+    faults += page_faults() - faults_before;
+    ++blocks;
+    settle_seconds += wait_until_threads_idle();
+    if (!write_line(out_fd, json{{kResidentBlock, b}}.dump())) return 1;
+  }
+  if (!in) return 1;  // the orchestrator went away without ending the pair: no result to give
+  const int64_t peak_rss = status_kb("VmHWM");
+  arm->device->end_measurement(int64_t(blocks) * spec.pairing.block_samples * spec.iterations,
+                               spec.batch);
+  for (auto& hooks : arm->hooks) hooks->end_measurement(*arm);
+  read_back(*arm);
+  arm->evidence["paired"] = {{"blocks", spec.pairing.blocks},
+                             {"block_samples", spec.pairing.block_samples},
+                             {"on_first", spec.pairing.on_first},
+                             {"processes", 2},
+                             {"settle_seconds", settle_seconds}};
+  TrialResult result = arm_result(*arm, std::move(samples), faults, peak_rss);
+  result.probe_seconds = probe;
+  return write_line(out_fd, to_json(result).dump()) ? 0 : 1;
+}
 
 double run_queue_wait_seconds() {
   std::error_code ec;
@@ -126,6 +218,7 @@ PairedResult run_paired(const PairedSpec& spec) {
     arm->evidence["paired"] = {{"blocks", spec.blocks},
                                {"block_samples", spec.block_samples},
                                {"on_first", spec.on_first},
+                               {"processes", 1},
                                {"shared_model", first->model == second->model}};
   }
   result.off = arm_result(off, std::move(samples_off), faults_off, peak_rss);

@@ -10,6 +10,9 @@
 // context switches. Only knobs that switch inside a process may be paired (knobs::pairable).
 #pragma once
 
+#include <istream>
+#include <string>
+
 #include "core/records.h"
 
 namespace tunebench::worker {
@@ -17,6 +20,23 @@ namespace tunebench::worker {
 // Runs the paired trial; throws what preparing an arm throws (std::invalid_argument,
 // std::runtime_error).
 PairedResult run_paired(const PairedSpec& spec);
+
+// One arm of a resident pair (core/records.h, kResidentRequest; issue #14's paired processes):
+// prepares and warms `spec`'s arm, then takes a block of samples at each {"block": b} read from
+// `in` and answers on `out_fd`, until {"end": true}, which it answers with the arm's result. `on`
+// says which arm it is in the pair. Returns the process's exit code; throws what preparing the
+// arm throws (the caller answers with a failed result).
+int run_resident(const TrialSpec& spec, bool on, std::istream& in, int out_fd);
+
+// Writes `line` and a newline to `fd` whole; false when the reader has gone.
+bool write_line(int fd, const std::string& line);
+
+// Sleeps until the threads of this process other than the caller have stopped running — OpenMP
+// workers spin on after a parallel region (libgomp briefly, Intel's runtime KMP_BLOCKTIME, 200 ms
+// by default), and a dataloader's threads prefetch — so that another process measures on a quiet
+// host: until they ran under 0.5 ms in a 10-ms window, or `limit_s` passed. Returns the seconds
+// waited.
+double wait_until_threads_idle(double limit_s = 0.5);
 
 // Seconds the threads of this process have waited on a run queue so far (schedstat's second
 // field, summed over /proc/self/task/*); 0 where the kernel does not report it.

@@ -57,8 +57,18 @@ int main_worker() {
   int code = 0;
   bool paired = false;
   try {
-    const std::string input(std::istreambuf_iterator<char>(std::cin), {});
-    const json request = json::parse(input);
+    // The request is the first line; a resident worker (core/records.h, kResidentRequest) reads
+    // its commands from the lines after it, any other request may go on to the end of stdin.
+    std::string input;
+    std::getline(std::cin, input);
+    json request = json::parse(input, nullptr, /*allow_exceptions=*/false);
+    if (request.is_object() && request.value(kResidentRequest, false)) {
+      const TrialSpec spec = trial_spec_from_json(request.at("trial"));
+      fail_on_purpose(spec, result_fd);
+      return run_resident(spec, request.value("on", false), std::cin, result_fd);
+    }
+    input += std::string(std::istreambuf_iterator<char>(std::cin), {});
+    request = json::parse(input);
     // A paired trial (worker/paired.h) says so; anything else is one arm's TrialSpec.
     paired = request.is_object() && request.value("paired", false);
     if (paired) {
@@ -77,15 +87,9 @@ int main_worker() {
     result["error"] = std::string("worker: ") + e.what();
     code = 1;
   }
-  const std::string out = result.dump() + "\n";
-  size_t written = 0;
-  while (written < out.size()) {
-    const ssize_t n = write(result_fd, out.data() + written, out.size() - written);
-    if (n <= 0) return 1;
-    written += size_t(n);
-  }
+  const bool written = write_line(result_fd, result.dump());
   close(result_fd);
-  return code;
+  return written ? code : 1;
 }
 
 }  // namespace tunebench::worker
