@@ -573,8 +573,10 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
       next_sequence_ = std::max(next_sequence_, t.spec.sequence + 1);
     }
     const double spent = experiment_seconds_[off.experiment];
+    // Fewer workers with kept pairs than an interval needs: no width to speak of yet.
+    const bool has_interval = std::isfinite(e.lo) && std::isfinite(e.hi) && e.lo > 0;
     const std::string width =
-        std::isfinite(e.half_width) ? fmt::format("±{:.1f}%", 100 * e.half_width) : "no interval";
+        has_interval ? fmt::format("±{:.1f}%", 100 * e.half_width) : "no interval";
     std::string stop;
     if (stats::paired::settled(e)) {
       stop = "settled";
