@@ -193,7 +193,8 @@ json to_json(const PairedSample& s) {
           {"cpu_seconds", s.cpu_seconds},
           {"wait_seconds", s.wait_seconds},
           {"involuntary_switches", s.involuntary_switches},
-          {"start_ns", s.start_ns}};
+          {"start_ns", s.start_ns},
+          {"cpu_pressure", s.cpu_pressure}};
 }
 
 PairedSample paired_sample_from_json(const json& j) {
@@ -207,6 +208,7 @@ PairedSample paired_sample_from_json(const json& j) {
     s.wait_seconds = j.value("wait_seconds", 0.0);
     s.involuntary_switches = j.value("involuntary_switches", int64_t{0});
     s.start_ns = j.value("start_ns", int64_t{0});
+    s.cpu_pressure = j.value("cpu_pressure", -1.0);
     return s;
   } catch (const json::exception& e) {
     throw std::invalid_argument(std::string("paired sample: ") + e.what());

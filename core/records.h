@@ -32,6 +32,10 @@ struct PairedSample {
   double wait_seconds = 0;           // run-queue wait per iteration, all threads (schedstat)
   int64_t involuntary_switches = 0;  // context switches forced on the process over the sample
   int64_t start_ns = 0;              // CLOCK_MONOTONIC at the sample's start
+  // The fraction of the sample's wall time in which some task on the host waited for a CPU
+  // (/proc/pressure/cpu, "some"): the host's pressure, this process's own threads included;
+  // −1 where the kernel does not report it (and for samples stored before schema version 5).
+  double cpu_pressure = -1;
 };
 nlohmann::json to_json(const PairedSample& sample);
 PairedSample paired_sample_from_json(const nlohmann::json& j);  // throws std::invalid_argument

@@ -55,7 +55,7 @@ matplotlib.rcParams["text.parse_math"] = False
 matplotlib.rcParams["font.size"] = 10
 matplotlib.rcParams["axes.titlesize"] = 11
 
-SCHEMA_VERSION = 4  # the results schema this script reads (results/README.md)
+SCHEMA_VERSION = 5  # the results schema this script reads (results/README.md)
 TUNEBENCH_TABLES = ("hosts", "software", "runs", "trials", "samples")
 
 

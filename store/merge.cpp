@@ -100,12 +100,14 @@ Database::MergeResult Database::merge_from(const std::string& other_path) {
     }
     SQLite::Statement trial_rows(*other, trials_select_sql(columns));
     SQLite::Statement trial_insert(*db_, trials_insert_sql(columns));
-    // Samples with what version 4 added (a paired trial's blocks and contamination figures).
+    // Samples with what versions 4 and 5 added (a paired trial's blocks and contamination
+    // figures; the host's CPU pressure).
     const std::string sample_columns =
-        version >= 4 ? "idx, seconds, block, position, cpu_seconds, wait_seconds, "
-                       "involuntary_switches, start_ns"
-                     : "idx, seconds";
-    const int sample_column_count = version >= 4 ? 8 : 2;
+        std::string(version >= 4 ? "idx, seconds, block, position, cpu_seconds, wait_seconds, "
+                                   "involuntary_switches, start_ns"
+                                 : "idx, seconds") +
+        (version >= 5 ? ", cpu_pressure" : "");
+    const int sample_column_count = version >= 5 ? 9 : version >= 4 ? 8 : 2;
     SQLite::Statement sample_rows(
         *other,
         fmt::format("SELECT {} FROM samples WHERE trial_id = ? ORDER BY idx", sample_columns));

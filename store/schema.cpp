@@ -214,6 +214,13 @@ ALTER TABLE samples ADD COLUMN involuntary_switches INTEGER; -- over the sample
 ALTER TABLE samples ADD COLUMN start_ns INTEGER;             -- CLOCK_MONOTONIC at its start
 )sql";
 
+// Schema version 5 adds each paired sample's host CPU pressure (issue #14, contamination and
+// confounders): the fraction of its wall time in which some task on the host waited for a CPU.
+// NULL for samples stored before, and for samples of a trial alone in its process.
+constexpr const char* kSchemaV5 = R"sql(
+ALTER TABLE samples ADD COLUMN cpu_pressure REAL;            -- /proc/pressure/cpu "some" share
+)sql";
+
 }  // namespace
 
 std::string migration(int from) {
@@ -227,6 +234,8 @@ std::string migration(int from) {
       return std::string(kSchemaV3) + trials_add_columns_sql(columns, 3);
     case 3:
       return std::string(kSchemaV4) + trials_add_columns_sql(columns, 4);
+    case 4:
+      return std::string(kSchemaV5) + trials_add_columns_sql(columns, 5);
     default:
       throw StorageError("no migration from schema version " + std::to_string(from));
   }

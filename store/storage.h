@@ -27,7 +27,7 @@ namespace tunebench::storage {
 
 // The schema this build writes and the newest it reads. Bump it together with a new step in
 // schema.cpp's migration() and a note in results/README.md.
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 
 // Anything the database refused. sqlite_code() is SQLite's primary result code (e.g. 19,
 // SQLITE_CONSTRAINT) where the error came from SQLite, 0 where it did not.

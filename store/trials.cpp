@@ -203,8 +203,8 @@ void insert_samples(SQLite::Database& db, int64_t trial_id, const TrialResult& r
   }
   SQLite::Statement sample(db,
                            "INSERT INTO samples (trial_id, idx, seconds, block, position, "
-                           "cpu_seconds, wait_seconds, involuntary_switches, start_ns) VALUES "
-                           "(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                           "cpu_seconds, wait_seconds, involuntary_switches, start_ns, "
+                           "cpu_pressure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   for (size_t i = 0; i < result.sample_seconds.size(); ++i) {
     // A NaN sample would be stored as NULL; refuse it here, with the trial row already
     // inserted: the transaction rolls both back.
@@ -226,6 +226,7 @@ void insert_samples(SQLite::Database& db, int64_t trial_id, const TrialResult& r
       sample.bind(7, p.wait_seconds);
       sample.bind(8, p.involuntary_switches);
       sample.bind(9, p.start_ns);
+      if (p.cpu_pressure >= 0) sample.bind(10, p.cpu_pressure);
     }
     sample.exec();
     sample.reset();
@@ -277,8 +278,8 @@ std::vector<Database::StoredTrial> Database::trials(const std::string& run_uuid)
     query.bind(":run_uuid", run_uuid);
     SQLite::Statement samples(*db_,
                               "SELECT seconds, block, position, cpu_seconds, wait_seconds, "
-                              "involuntary_switches, start_ns FROM samples WHERE trial_id = ? "
-                              "ORDER BY idx");
+                              "involuntary_switches, start_ns, cpu_pressure FROM samples "
+                              "WHERE trial_id = ? ORDER BY idx");
     std::vector<StoredTrial> out;
     while (query.executeStep()) {
       StoredTrial t = read_trial(query, trial_columns());
@@ -298,6 +299,7 @@ std::vector<Database::StoredTrial> Database::trials(const std::string& run_uuid)
         p.wait_seconds = samples.getColumn(4).getDouble();
         p.involuntary_switches = samples.getColumn(5).getInt64();
         p.start_ns = samples.getColumn(6).getInt64();
+        if (!samples.getColumn(7).isNull()) p.cpu_pressure = samples.getColumn(7).getDouble();
         t.result.paired_samples.push_back(p);
       }
       samples.reset();

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "knobs/autograd.h"
 #include "knobs/knobs.h"
@@ -212,6 +214,26 @@ TEST(Arms, AResidentWorkerWaitsUntilItsOtherThreadsAreIdle) {
   forever.join();
   EXPECT_GE(limited, 0.3);
   EXPECT_LT(limited, 1.0);
+}
+
+// Before a pair, a worker waits for a quiet host, but not forever: with more spinning threads than
+// cores, some task always waits for a CPU, and the wait ends at its limit saying the host was busy.
+TEST(Arms, APairWaitsForAQuietHostNoLongerThanItsLimit) {
+  if (!std::filesystem::exists("/proc/pressure/cpu")) GTEST_SKIP() << "no CPU pressure here";
+  std::atomic<bool> spin{true};
+  std::vector<std::thread> busy;
+  for (unsigned i = 0; i < std::thread::hardware_concurrency() + 1; ++i) {
+    busy.emplace_back([&] {
+      while (spin.load()) {
+      }
+    });
+  }
+  const worker::QuietWait w = worker::wait_for_quiet_host(0.3);
+  spin = false;
+  for (auto& t : busy) t.join();
+  EXPECT_FALSE(w.quiet);
+  EXPECT_GE(w.seconds, 0.3);
+  EXPECT_LT(w.seconds, 1.0);
 }
 
 }  // namespace

@@ -211,9 +211,15 @@ TEST(Run, AResidentPairRunsEachArmInItsOwnProcessAndAlternatesTheirBlocks) {
     EXPECT_EQ(t.result.evidence["paired"]["processes"], 2);
     ASSERT_EQ(t.result.paired_samples.size(), 4u);
     const auto order = abba_order(4, t.spec.pairing.on_first);
+    const bool has_pressure = std::filesystem::exists("/proc/pressure/cpu");
     for (const auto& s : t.result.paired_samples) {
       EXPECT_EQ(s.on, t.spec.arm == "on");
       EXPECT_EQ(order[size_t(s.block)], s.on);
+      // The host's CPU pressure over the sample, a share of its wall time, where the kernel has it.
+      if (has_pressure) {
+        EXPECT_GE(s.cpu_pressure, 0);
+        EXPECT_LE(s.cpu_pressure, 1);
+      }
     }
     auto& samples = pairs[{t.spec.experiment, t.spec.process_index}];
     samples.insert(samples.end(), t.result.paired_samples.begin(), t.result.paired_samples.end());

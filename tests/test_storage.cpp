@@ -381,8 +381,15 @@ TEST_F(StorageTest, StorageRefusesSomeoneElsesDatabase) {
   EXPECT_EQ(db.schema_version(), kSchemaVersion);
 }
 
+// Turns a current file into what schema version 4 wrote: samples without their CPU pressure.
+void downgrade_to_v4(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  raw.exec("ALTER TABLE samples DROP COLUMN cpu_pressure; PRAGMA user_version = 4;");
+}
+
 // Turns a current file into what schema version 3 wrote: without version 4's columns.
 void downgrade_to_v3(const std::string& path) {
+  downgrade_to_v4(path);
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   for (const char* column :
        {"block", "position", "cpu_seconds", "wait_seconds", "involuntary_switches", "start_ns"}) {
@@ -813,6 +820,7 @@ std::vector<std::pair<TrialSpec, TrialResult>> paired_worker(const std::string& 
       s.wait_seconds = 1e-4 * (b + 1);
       s.involuntary_switches = b;
       s.start_ns = 1000000 * (b * block_samples + p);
+      s.cpu_pressure = s.on ? 0.25 : 0.05;  // the ON arm's samples under more host pressure
       auto& result = (s.on ? on : off).second;
       result.sample_seconds.push_back(s.seconds);
       result.paired_samples.push_back(s);
@@ -833,7 +841,7 @@ TEST_F(StorageTest, StorageMigratesVersion3AndThenKeepsPairedTrials) {
   }
   downgrade_to_v3(path);
   Database db(path);
-  EXPECT_EQ(db.schema_version(), 4);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
   EXPECT_EQ(db.migrated_from(), 3);
   EXPECT_TRUE(fs::exists(path + ".schema-v3.bak"));
   const auto trials = db.trials(old.uuid);
@@ -847,6 +855,32 @@ TEST_F(StorageTest, StorageMigratesVersion3AndThenKeepsPairedTrials) {
   db.begin_run(paired);
   db.store_trials(paired.uuid, paired_worker(paired.uuid, 0, 1.1));
   EXPECT_EQ(db.trials(paired.uuid)[1].result.paired_samples.size(), 12u);
+}
+
+// Version 4 → 5: paired samples stored before keep their blocks and have no CPU pressure (−1, and
+// no pressure in the effect's note); samples stored after keep theirs.
+TEST_F(StorageTest, StorageMigratesVersion4AndThenKeepsEachSamplesCpuPressure) {
+  const std::string path = db_path("v4.sqlite");
+  const RunRecord old = make_run("dddd0004-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  {
+    Database db(path);
+    db.begin_run(old);
+    for (int w = 0; w < 3; ++w) db.store_trials(old.uuid, paired_worker(old.uuid, w, 1.1));
+    db.finish_run(old.uuid, "completed", "2024-05-01T10:05:00Z");
+  }
+  downgrade_to_v4(path);
+  Database db(path);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  EXPECT_EQ(db.migrated_from(), 4);
+  EXPECT_TRUE(fs::exists(path + ".schema-v4.bak"));
+  for (const auto& t : db.trials(old.uuid)) {
+    ASSERT_EQ(t.result.paired_samples.size(), 12u);
+    for (const auto& s : t.result.paired_samples) EXPECT_EQ(s.cpu_pressure, -1);
+  }
+  const RunRecord now = make_run("dddd0004-0000-4000-8000-000000000002", "2024-05-02T10:00:00Z");
+  db.begin_run(now);
+  db.store_trials(now.uuid, paired_worker(now.uuid, 0, 1.1));
+  EXPECT_EQ(db.trials(now.uuid)[1].result.paired_samples.front().cpu_pressure, 0.25);
 }
 
 TEST_F(StorageTest, StorageMigratesVersion2WithEffectsOfOldRuns) {
@@ -1039,6 +1073,7 @@ TEST_F(StorageTest, StoragePairedTrialsKeepTheirBlocksAndGiveThePairedEffect) {
     EXPECT_DOUBLE_EQ(got.wait_seconds, want.wait_seconds);
     EXPECT_EQ(got.involuntary_switches, want.involuntary_switches);
     EXPECT_EQ(got.start_ns, want.start_ns);
+    EXPECT_DOUBLE_EQ(got.cpu_pressure, want.cpu_pressure);
   }
 
   const auto effects = db.effects(run.uuid).effects;
@@ -1053,6 +1088,10 @@ TEST_F(StorageTest, StoragePairedTrialsKeepTheirBlocksAndGiveThePairedEffect) {
   EXPECT_EQ(time.verdict, "hurts");
   EXPECT_EQ(time.resamples, 0);  // a t interval, not a bootstrap
   EXPECT_EQ(time.note.rfind("paired: 4 workers, 16 pairs of blocks kept, 0 dropped", 0), 0u)
+      << time.note;
+  // Each arm's host CPU pressure beside the effect: the mean share of its samples.
+  EXPECT_NE(time.note.find("host CPU pressure while sampling: off 5.0%, on 25.0% of the time"),
+            std::string::npos)
       << time.note;
   // Peak RSS is one process's for both arms: no RSS effect from a paired experiment.
   for (const auto& e : effects) EXPECT_NE(e.metric, "peak RSS");

@@ -30,12 +30,25 @@ int64_t involuntary_switches() {
   return usage.ru_nivcsw;
 }
 
+// Microseconds in which some task on the host has waited for a CPU since boot
+// (/proc/pressure/cpu, "some ... total="); −1 where the kernel has no pressure accounting.
+int64_t cpu_pressure_total_us() {
+  std::ifstream in("/proc/pressure/cpu");
+  std::string kind, field;
+  while (in >> kind) {
+    for (int f = 0; f < 4 && in >> field; ++f) {
+      if (kind == "some" && field.rfind("total=", 0) == 0) return std::stoll(field.substr(6));
+    }
+  }
+  return -1;
+}
+
 // One sample of `arm`: spec.iterations timed iterations, per iteration.
 PairedSample take_sample(Arm& arm, double slow) {
   PairedSample s;
   s.start_ns = multiproc::monotonic_ns();
   const double cpu = process_cpu_seconds(), wait = run_queue_wait_seconds();
-  const int64_t switches = involuntary_switches();
+  const int64_t switches = involuntary_switches(), pressure = cpu_pressure_total_us();
   double seconds = 0;
   for (int i = 0; i < arm.spec.iterations; ++i) {
     seconds += stretch(arm.device->time(arm.iteration), slow);
@@ -45,7 +58,36 @@ PairedSample take_sample(Arm& arm, double slow) {
   s.cpu_seconds = (process_cpu_seconds() - cpu) / n;
   s.wait_seconds = (run_queue_wait_seconds() - wait) / n;
   s.involuntary_switches = involuntary_switches() - switches;
+  const int64_t wall_ns = multiproc::monotonic_ns() - s.start_ns;
+  if (pressure >= 0 && wall_ns > 0) {
+    s.cpu_pressure =
+        std::clamp(double(cpu_pressure_total_us() - pressure) * 1e3 / double(wall_ns), 0.0, 1.0);
+  }
   return s;
+}
+
+// Block `b` of `arm`: `count` samples appended to `out`, each with its arm, block and position;
+// returns the page faults the block took.
+int64_t take_block(Arm& arm, bool on, int b, int count, double slow,
+                   std::vector<PairedSample>& out) {
+  const int64_t faults = page_faults();
+  for (int p = 0; p < count; ++p) {
+    PairedSample s = take_sample(arm, slow);
+    s.on = on;
+    s.block = b;
+    s.position = p;
+    out.push_back(s);
+  }
+  return page_faults() - faults;
+}
+
+// What a paired arm's evidence says of its pairing: blocks, samples per block, which arm went
+// first and whether both arms shared one process (processes 1) or each had its own (2).
+nlohmann::json pairing_evidence(int blocks, int block_samples, bool on_first, int processes) {
+  return {{"blocks", blocks},
+          {"block_samples", block_samples},
+          {"on_first", on_first},
+          {"processes", processes}};
 }
 
 // One arm's result from its samples (in the order taken): their times, CPU times and the samples
@@ -86,7 +128,34 @@ int64_t other_threads_run_ns() {
   return total;
 }
 
+// Before block `b`: at the start of a pair (b even) wait for a quiet host, counted in `waits`.
+void before_block(int b, nlohmann::json& waits) {
+  if (b % 2 != 0) return;
+  const QuietWait w = wait_for_quiet_host();
+  waits["quiet_wait_seconds"] = waits.value("quiet_wait_seconds", 0.0) + w.seconds;
+  waits["busy_pairs"] = waits.value("busy_pairs", 0) + (w.quiet ? 0 : 1);
+}
+
 }  // namespace
+
+QuietWait wait_for_quiet_host(double limit_s) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto window = std::chrono::milliseconds(50);
+  QuietWait w;
+  for (;;) {
+    const int64_t before = cpu_pressure_total_us();
+    if (before < 0) return w;
+    std::this_thread::sleep_for(window);
+    const double busy = double(cpu_pressure_total_us() - before) * 1e-3 / double(window.count());
+    w.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (busy < 0.10) return w;
+    if (w.seconds >= limit_s) {
+      w.quiet = false;
+      return w;
+    }
+  }
+}
 
 bool write_line(int fd, const std::string& line) {
   const std::string out = line + "\n";
@@ -128,20 +197,14 @@ int run_resident(const TrialSpec& spec, bool on, std::istream& in, int out_fd) {
   std::vector<PairedSample> samples;
   int64_t faults = 0;
   int blocks = 0;
+  json waits = json::object();  // before the pairs this process began: quiet-host waits
   std::string line;
   while (std::getline(in, line)) {
     const json request = json::parse(line);
     if (request.value(kResidentEnd, false)) break;
     const int b = request.at(kResidentBlock).get<int>();
-    const int64_t faults_before = page_faults();
-    for (int p = 0; p < spec.pairing.block_samples; ++p) {
-      PairedSample s = take_sample(*arm, slow);
-      s.on = on;
-      s.block = b;
-      s.position = p;
-      samples.push_back(s);
-    }
-    faults += page_faults() - faults_before;
+    before_block(b, waits);
+    faults += take_block(*arm, on, b, spec.pairing.block_samples, slow, samples);
     ++blocks;
     settle_seconds += wait_until_threads_idle();
     if (!write_line(out_fd, json{{kResidentBlock, b}}.dump())) return 1;
@@ -152,11 +215,10 @@ int run_resident(const TrialSpec& spec, bool on, std::istream& in, int out_fd) {
                                spec.batch);
   for (auto& hooks : arm->hooks) hooks->end_measurement(*arm);
   read_back(*arm);
-  arm->evidence["paired"] = {{"blocks", spec.pairing.blocks},
-                             {"block_samples", spec.pairing.block_samples},
-                             {"on_first", spec.pairing.on_first},
-                             {"processes", 2},
-                             {"settle_seconds", settle_seconds}};
+  arm->evidence["paired"] =
+      pairing_evidence(spec.pairing.blocks, spec.pairing.block_samples, spec.pairing.on_first, 2);
+  arm->evidence["paired"]["settle_seconds"] = settle_seconds;
+  arm->evidence["paired"].update(waits);
   TrialResult result = arm_result(*arm, std::move(samples), faults, peak_rss);
   result.probe_seconds = probe;
   return write_line(out_fd, to_json(result).dump()) ? 0 : 1;
@@ -196,18 +258,15 @@ PairedResult run_paired(const PairedSpec& spec) {
   int64_t faults_off = 0, faults_on = 0;
   const double slow_off = slow_fraction(spec.off), slow_on = slow_fraction(spec.on);
   const std::vector<bool> order = abba_order(spec.blocks, spec.on_first);
+  nlohmann::json waits = nlohmann::json::object();
   for (int b = 0; b < spec.blocks; ++b) {
-    Arm& arm = order[size_t(b)] ? on : off;
-    const int64_t faults = page_faults();
-    for (int p = 0; p < spec.block_samples; ++p) {
-      PairedSample s = take_sample(arm, order[size_t(b)] ? slow_on : slow_off);
-      s.on = order[size_t(b)];
-      s.block = b;
-      s.position = p;
-      (s.on ? samples_on : samples_off).push_back(s);
-      result.samples.push_back(s);
-    }
-    (order[size_t(b)] ? faults_on : faults_off) += page_faults() - faults;
+    before_block(b, waits);
+    const bool is_on = order[size_t(b)];
+    (is_on ? faults_on : faults_off) +=
+        take_block(is_on ? on : off, is_on, b, spec.block_samples, is_on ? slow_on : slow_off,
+                   is_on ? samples_on : samples_off);
+    auto& taken = is_on ? samples_on : samples_off;
+    result.samples.insert(result.samples.end(), taken.end() - spec.block_samples, taken.end());
   }
   const int64_t peak_rss = status_kb("VmHWM");
   for (Arm* arm : {first.get(), second.get()}) {
@@ -215,11 +274,9 @@ PairedResult run_paired(const PairedSpec& spec) {
     arm->device->end_measurement(n, arm->spec.batch);
     for (auto& hooks : arm->hooks) hooks->end_measurement(*arm);
     read_back(*arm);
-    arm->evidence["paired"] = {{"blocks", spec.blocks},
-                               {"block_samples", spec.block_samples},
-                               {"on_first", spec.on_first},
-                               {"processes", 1},
-                               {"shared_model", first->model == second->model}};
+    arm->evidence["paired"] = pairing_evidence(spec.blocks, spec.block_samples, spec.on_first, 1);
+    arm->evidence["paired"]["shared_model"] = first->model == second->model;
+    arm->evidence["paired"].update(waits);
   }
   result.off = arm_result(off, std::move(samples_off), faults_off, peak_rss);
   result.on = arm_result(on, std::move(samples_on), faults_on, peak_rss);

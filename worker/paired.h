@@ -38,6 +38,17 @@ bool write_line(int fd, const std::string& line);
 // waited.
 double wait_until_threads_idle(double limit_s = 0.5);
 
+// Before the first block of a pair (issue #14, contamination): sleeps until the host is quiet —
+// some task waited for a CPU under 10 % of a 50-ms window (/proc/pressure/cpu) — or `limit_s`
+// has passed. Both arms are idle then (between blocks, or the other process of a resident pair
+// blocked on its pipe), so what it sees is other processes: a compile, another benchmark.
+// Where the kernel has no pressure accounting it returns at once, quiet.
+struct QuietWait {
+  double seconds = 0;  // waited
+  bool quiet = true;   // false: the limit passed with the host still busy
+};
+QuietWait wait_for_quiet_host(double limit_s = 1.0);
+
 // Seconds the threads of this process have waited on a run queue so far (schedstat's second
 // field, summed over /proc/self/task/*); 0 where the kernel does not report it.
 double run_queue_wait_seconds();
