@@ -532,8 +532,7 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
   for (size_t u = 0; u < unit.size(); ++u) {
     // The machine time of the unit's worker process(es), start-up included: what a study of the
     // cost of settling an effect adds up (both arms of a paired worker hold the same figure).
-    if (results[u].evidence.is_object() || results[u].evidence.is_null())
-      results[u].evidence["worker_wall_seconds"] = seconds;
+    results[u].evidence["worker_wall_seconds"] = seconds;
     guard(unit[u], results[u]);
     if (results[u].status == "failed") ++failed_;
     if (results[u].status == "invalid") ++invalid_;
@@ -564,14 +563,10 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
   if (found == sampling_.end()) return true;
   const Sampling& limits = found->second;
   for (;;) {
-    const auto stored = db_.trials(run_uuid_);
+    const auto stored = db_.trials(run_uuid_, off.experiment);
     const stats::paired::Effect e = analysis::paired_time_estimate(stored, off.experiment);
     int workers = 0;
-    for (const auto& t : stored) {
-      if (t.spec.experiment == off.experiment)
-        workers = std::max(workers, t.spec.process_index + 1);
-      next_sequence_ = std::max(next_sequence_, t.spec.sequence + 1);
-    }
+    for (const auto& t : stored) workers = std::max(workers, t.spec.process_index + 1);
     const double spent = experiment_seconds_[off.experiment];
     // Fewer workers with kept pairs than an interval needs: no width to speak of yet.
     const bool has_interval = std::isfinite(e.lo) && std::isfinite(e.hi) && e.lo > 0;
@@ -619,7 +614,11 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Workers added beyond the plan take sequence numbers after every trial planned or stored (a
+  // resumed run may hold workers an earlier sampling added).
   for (const auto& t : trials) next_sequence_ = std::max(next_sequence_, t.sequence + 1);
+  for (const auto& t : db_.trials(run_uuid_))
+    next_sequence_ = std::max(next_sequence_, t.spec.sequence + 1);
   bool go_on = true;
   for (size_t i = 0; i < trials.size() && go_on && !g_interrupted; ++i) {
     const TrialSpec& t = trials[i];

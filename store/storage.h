@@ -94,8 +94,9 @@ class Database {
     TrialSpec spec;
     TrialResult result;
   };
-  // In sequence order, samples filled in.
-  std::vector<StoredTrial> trials(const std::string& run_uuid) const;
+  // In sequence order, samples filled in; only `experiment`'s where it is given.
+  std::vector<StoredTrial> trials(const std::string& run_uuid,
+                                  const std::string& experiment = "") const;
 
   // A benchmark's noise floor on one host and software for one suite, from repeated A/A runs
   // (`tunebench calibrate`).

@@ -43,8 +43,9 @@ std::string trials_create_sql(const std::vector<TrialColumn>& columns, int versi
 std::string trials_add_columns_sql(const std::vector<TrialColumn>& columns, int version);
 // INSERT INTO trials (a, b, …) VALUES (:a, :b, …).
 std::string trials_insert_sql(const std::vector<TrialColumn>& columns);
-// SELECT id, a, b, … FROM trials WHERE run_uuid = :run_uuid ORDER BY sequence.
-std::string trials_select_sql(const std::vector<TrialColumn>& columns);
+// SELECT id, a, b, … FROM trials WHERE run_uuid = :run_uuid ORDER BY sequence; with
+// `one_experiment`, also AND experiment = :experiment.
+std::string trials_select_sql(const std::vector<TrialColumn>& columns, bool one_experiment = false);
 // "a, b, …": the column names, for the column copy of merge.
 std::string trial_column_names(const std::vector<TrialColumn>& columns);
 

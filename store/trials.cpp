@@ -163,9 +163,9 @@ std::string trials_insert_sql(const std::vector<TrialColumn>& columns) {
   return fmt::format("INSERT INTO trials ({}) VALUES ({})", join(columns, ""), join(columns, ":"));
 }
 
-std::string trials_select_sql(const std::vector<TrialColumn>& columns) {
-  return fmt::format("SELECT id, {} FROM trials WHERE run_uuid = :run_uuid ORDER BY sequence",
-                     join(columns, ""));
+std::string trials_select_sql(const std::vector<TrialColumn>& columns, bool one_experiment) {
+  return fmt::format("SELECT id, {} FROM trials WHERE run_uuid = :run_uuid{} ORDER BY sequence",
+                     join(columns, ""), one_experiment ? " AND experiment = :experiment" : "");
 }
 
 std::string trial_column_names(const std::vector<TrialColumn>& columns) {
@@ -272,10 +272,12 @@ std::vector<int64_t> Database::store_trials(
   }
 }
 
-std::vector<Database::StoredTrial> Database::trials(const std::string& run_uuid) const {
+std::vector<Database::StoredTrial> Database::trials(const std::string& run_uuid,
+                                                    const std::string& experiment) const {
   return internal::guarded(path_, "cannot read the trials of run " + run_uuid, [&] {
-    SQLite::Statement query(*db_, trials_select_sql(trial_columns()));
+    SQLite::Statement query(*db_, trials_select_sql(trial_columns(), !experiment.empty()));
     query.bind(":run_uuid", run_uuid);
+    if (!experiment.empty()) query.bind(":experiment", experiment);
     SQLite::Statement samples(*db_,
                               "SELECT seconds, block, position, cpu_seconds, wait_seconds, "
                               "involuntary_switches, start_ns, cpu_pressure FROM samples "

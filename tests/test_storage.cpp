@@ -857,6 +857,25 @@ TEST_F(StorageTest, StorageMigratesVersion3AndThenKeepsPairedTrials) {
   EXPECT_EQ(db.trials(paired.uuid)[1].result.paired_samples.size(), 12u);
 }
 
+// One experiment's trials, for a run loop that samples one experiment on without reading the
+// whole run again.
+TEST_F(StorageTest, StorageGivesTheTrialsOfOneExperimentOfARun) {
+  Database db(db_path());
+  const RunRecord run = make_run("aaaa0005-0000-4000-8000-000000000001", "2026-12-01T10:00:00Z");
+  store_two_arms(db, run);  // six trials of another experiment, sequences 0-5
+  auto worker = paired_worker(run.uuid, 0, 1.1);
+  for (auto& [spec, result] : worker) spec.sequence += 6;
+  db.store_trials(run.uuid, worker);
+  ASSERT_EQ(db.trials(run.uuid).size(), 8u);
+  const auto paired = db.trials(run.uuid, "no_grad.paired");
+  ASSERT_EQ(paired.size(), 2u);
+  for (const auto& t : paired) {
+    EXPECT_EQ(t.spec.experiment, "no_grad.paired");
+    EXPECT_EQ(t.result.paired_samples.size(), 12u);  // samples filled in as for the whole run
+  }
+  EXPECT_TRUE(db.trials(run.uuid, "no such experiment").empty());
+}
+
 // Version 4 → 5: paired samples stored before keep their blocks and have no CPU pressure (−1, and
 // no pressure in the effect's note); samples stored after keep theirs.
 TEST_F(StorageTest, StorageMigratesVersion4AndThenKeepsEachSamplesCpuPressure) {

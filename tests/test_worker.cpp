@@ -66,7 +66,7 @@ TEST(PositiveControl, EachStepIsStretchedByTheKnownFractionInWallTime) {
   EXPECT_DOUBLE_EQ(worker::stretch(0.02, 0), 0.02);
   TrialSpec spec;
   spec.settings = {{"no_grad", true}, {"slowdown", 3}};
-  EXPECT_DOUBLE_EQ(worker::slow_fraction(spec), 0.03);
+  EXPECT_DOUBLE_EQ(knobs::slowdown_fraction(spec.settings), 0.03);
 }
 
 TEST(KnobEvidence, OmpThreadsSetsTheVariableAndTheIntraOpThreads) {

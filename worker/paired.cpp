@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/multiproc.h"
+#include "knobs/knobs.h"
 #include "worker/trial.h"
 #include "worker/worker.h"
 
@@ -193,7 +194,7 @@ int run_resident(const TrialSpec& spec, bool on, std::istream& in, int out_fd) {
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
   for (auto& hooks : arm->hooks) hooks->begin_measurement(*arm);
   arm->device->begin_measurement();
-  const double slow = slow_fraction(spec);
+  const double slow = knobs::slowdown_fraction(spec.settings);
   std::vector<PairedSample> samples;
   int64_t faults = 0;
   int blocks = 0;
@@ -256,7 +257,8 @@ PairedResult run_paired(const PairedSpec& spec) {
   }
   std::vector<PairedSample> samples_off, samples_on;
   int64_t faults_off = 0, faults_on = 0;
-  const double slow_off = slow_fraction(spec.off), slow_on = slow_fraction(spec.on);
+  const double slow_off = knobs::slowdown_fraction(spec.off.settings),
+               slow_on = knobs::slowdown_fraction(spec.on.settings);
   const std::vector<bool> order = abba_order(spec.blocks, spec.on_first);
   nlohmann::json waits = nlohmann::json::object();
   for (int b = 0; b < spec.blocks; ++b) {

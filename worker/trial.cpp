@@ -69,8 +69,6 @@ double median_seconds(std::vector<double> seconds) {
   return n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
 }
 
-double slow_fraction(const TrialSpec& spec) { return knobs::slowdown_fraction(spec.settings); }
-
 double stretch(double seconds, double fraction) {
   if (fraction <= 0) return seconds;
   // Busy-wait: exact to the microsecond, unlike a sleep.
@@ -118,7 +116,7 @@ SampleCollector run_samples(Arm& arm) {
     initialized = true;
   }
   const TrialSpec& spec = arm.spec;
-  const double slow = slow_fraction(spec);
+  const double slow = knobs::slowdown_fraction(spec.settings);
   benchmark::ClearRegisteredBenchmarks();
   benchmark::RegisterBenchmark(
       spec.experiment.c_str(),
@@ -247,7 +245,7 @@ Measurement measure(Arm& arm) {
 }
 
 void read_back(Arm& arm) {
-  if (const double slow = slow_fraction(arm.spec); slow > 0)
+  if (const double slow = knobs::slowdown_fraction(arm.spec.settings); slow > 0)
     arm.evidence["slowdown_fraction"] = slow;
   for (auto& hooks : arm.hooks) hooks->read_back(arm, arm.evidence);
   arm.evidence[knobs::evidence::kDevice] = arm.device->device().str();

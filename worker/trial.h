@@ -69,9 +69,6 @@ int64_t status_kb(const std::string& field);
 double median_seconds(std::vector<double> seconds);
 // Minor + major page faults of this process so far.
 int64_t page_faults();
-// The fraction `spec`'s measured steps are stretched by: its positive control's "slowdown" or the
-// test-only "slow:PCT" fault (0.1 for "slow:10"; 0 without either; knobs::slowdown_fraction).
-double slow_fraction(const TrialSpec& spec);
 // `seconds` of a timed iteration stretched by `fraction` by busy-waiting the difference; returns
 // the stretched time.
 double stretch(double seconds, double fraction);
