@@ -112,7 +112,8 @@ void check_trial(const TrialSpec& t, const std::string& input) {
 }
 
 // A paired trial's OFF arm is followed by its ON arm (same worker and pairing), the two make a
-// paired spec the worker accepts, and they differ only in knobs that switch inside a process.
+// paired spec the worker accepts, and either they differ only in knobs that switch inside a process
+// or they are a resident pair (a process each), whose arms are one process each.
 void check_pair(const std::vector<TrialSpec>& trials, size_t i, const std::string& input) {
   const TrialSpec& t = trials[i];
   if (!t.pairing.paired() || t.arm != "off") return;
@@ -121,8 +122,13 @@ void check_pair(const std::vector<TrialSpec>& trials, size_t i, const std::strin
     finding("a paired OFF trial is not followed by its ON arm: " + to_json(t).dump(), input);
   }
   const TrialSpec& on = trials[i + 1];
-  if (!knobs::pairable(t.settings, on.settings)) {
-    finding("paired arms differ in a process-start knob: " + to_json(on).dump(), input);
+  if (!t.pairing.resident && !knobs::pairable(t.settings, on.settings)) {
+    finding("arms paired in one process differ in a process-start knob: " + to_json(on).dump(),
+            input);
+  }
+  if (t.pairing.resident && (!knobs::several_processes(t.settings).empty() ||
+                             !knobs::several_processes(on.settings).empty())) {
+    finding("a resident pair's arm runs as several processes: " + to_json(on).dump(), input);
   }
   try {
     paired_spec_from_json(json::parse(

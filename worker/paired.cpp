@@ -114,17 +114,19 @@ TrialResult arm_result(const Arm& arm, std::vector<PairedSample> samples, int64_
   return r;
 }
 
-// Nanoseconds the threads of this process other than the caller have run (schedstat's first
-// field, summed over /proc/self/task/*).
-int64_t other_threads_run_ns() {
+// Nanoseconds the threads of this process other than the caller have run or waited on a run queue
+// to run (schedstat's first two fields, summed over /proc/self/task/*). A thread that wants a CPU
+// is busy even while another process holds the cores: counting its run time alone, a spinning
+// thread starved for a window looked idle (seen under ctest -j2).
+int64_t other_threads_busy_ns() {
   const std::string self = std::to_string(gettid());
   std::error_code ec;
   int64_t total = 0;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
     if (task.path().filename() == self) continue;
     std::ifstream in(task.path() / "schedstat");
-    int64_t run_ns = 0;
-    if (in >> run_ns) total += run_ns;
+    int64_t run_ns = 0, wait_ns = 0;
+    if (in >> run_ns >> wait_ns) total += run_ns + wait_ns;
   }
   return total;
 }
@@ -173,10 +175,10 @@ double wait_until_threads_idle(double limit_s) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto window = std::chrono::milliseconds(10);
-  int64_t before = other_threads_run_ns();
+  int64_t before = other_threads_busy_ns();
   for (;;) {
     std::this_thread::sleep_for(window);
-    const int64_t now = other_threads_run_ns();
+    const int64_t now = other_threads_busy_ns();
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
     if (now - before < 500'000 || waited >= limit_s) return waited;
     before = now;

@@ -31,11 +31,12 @@ int run_resident(const TrialSpec& spec, bool on, std::istream& in, int out_fd);
 // Writes `line` and a newline to `fd` whole; false when the reader has gone.
 bool write_line(int fd, const std::string& line);
 
-// Sleeps until the threads of this process other than the caller have stopped running — OpenMP
+// Sleeps until the threads of this process other than the caller have stopped running or waiting
+// to run — OpenMP
 // workers spin on after a parallel region (libgomp briefly, Intel's runtime KMP_BLOCKTIME, 200 ms
 // by default), and a dataloader's threads prefetch — so that another process measures on a quiet
-// host: until they ran under 0.5 ms in a 10-ms window, or `limit_s` passed. Returns the seconds
-// waited.
+// host: until they ran and waited under 0.5 ms in a 10-ms window, or `limit_s` passed. Returns the
+// seconds waited.
 double wait_until_threads_idle(double limit_s = 0.5);
 
 // Before the first block of a pair (issue #14, contamination): sleeps until the host is quiet —
