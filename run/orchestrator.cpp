@@ -575,7 +575,8 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
     std::string stop;
     if (stats::paired::settled(e)) {
       stop = "settled";
-    } else if (e.workers == 0) {
+    } else if (e.workers == 0 && e.dropped == 0) {
+      // (Every pair dropped as contaminated is a busy host: later workers may find it quiet.)
       stop = "not sampled on: no worker has both arms ok";
     } else if (limits.budget_s <= 0) {
       stop = "not settled (budget_s 0: the planned workers only)";
