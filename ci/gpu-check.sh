@@ -42,14 +42,18 @@ export PKG_CONFIG_LIBDIR=$libdir/pkgconfig:$deps/usr/share/pkgconfig PKG_CONFIG_
 if [[ ${GPU_CHECK_SIMULATE:-0} == 1 ]]; then
   args+=(-DCMAKE_IGNORE_PREFIX_PATH=/usr)
 fi
+# build/ is git-ignored, so a fresh clone (or the device machine's copy of the tree) has none:
+# make the build folder first, and keep both logs inside it.
+mkdir -p "$build"
+configure_log=$build/configure.log build_log=$build/build.log
 echo "[gpu-check] configure: torch from $torch_prefix, nvcc $nvcc, dependencies from $deps"
-cmake "${args[@]}" >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; fail "configure failed"; }
-grep -E "^-- tunebench:" "$build.configure.log" || true
-grep -q "CUDA code paths: ON" "$build.configure.log" ||
+cmake "${args[@]}" >"$configure_log" 2>&1 || { cat "$configure_log" >&2; fail "configure failed"; }
+grep -E "^-- tunebench:" "$configure_log" || true
+grep -q "CUDA code paths: ON" "$configure_log" ||
   echo "[gpu-check] warning: this torch has no CUDA: the CUDA experiments will be not applicable"
 echo "[gpu-check] build ($(nproc) jobs)"
-cmake --build "$build" --target tunebench -j "$(nproc)" >"$build.build.log" 2>&1 ||
-  { tail -40 "$build.build.log" >&2; fail "build failed (log: $build.build.log)"; }
+cmake --build "$build" --target tunebench -j "$(nproc)" >"$build_log" 2>&1 ||
+  { tail -40 "$build_log" >&2; fail "build failed (log: $build_log)"; }
 echo "[gpu-check] built in $((SECONDS - start)) s"
 
 tb=$build/tunebench

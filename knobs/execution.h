@@ -22,6 +22,9 @@ namespace tunebench::knobs::execution {
 //   preallocate   kPreallocatedTokens (the length of the max-length step run first; 0: none),
 //                 kFirstStepTokens, kMaxTokens, kDistinctStepLengths
 //   dims_mult8    model.vocab_rows, model.mlp_hidden (evidence.h)
+// Every training arm: kStepInput = {kStepInputSteps: steps run since the arm was built,
+//                 kStepInputChecksum: the sum over those steps of the first input each step's
+//                 forward saw}, to compare with what a loader or input pipeline fed the arm.
 inline constexpr const char* kProfilerEnabledInStep = "profiler_enabled_in_step";
 inline constexpr const char* kProfilerEventsPerStep = "profiler_events_per_step";
 inline constexpr const char* kBlockForwardsPerStep = "block_forwards_per_step";
@@ -33,6 +36,9 @@ inline constexpr const char* kPreallocatedTokens = "preallocated_tokens";
 inline constexpr const char* kFirstStepTokens = "first_step_tokens";
 inline constexpr const char* kMaxTokens = "max_tokens";
 inline constexpr const char* kDistinctStepLengths = "distinct_step_lengths";
+inline constexpr const char* kStepInput = "step_input";
+inline constexpr const char* kStepInputSteps = "steps";
+inline constexpr const char* kStepInputChecksum = "checksum";
 
 // The rules of this family (knobs/knob.h's KnobRules).
 const KnobRules& rules();

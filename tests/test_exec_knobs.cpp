@@ -167,6 +167,33 @@ TEST(ExecKnobs, EveryMicroBatchBackwardGoesThroughTheDevicesHook) {
   EXPECT_TRUE(torch::allclose(scaled, plain * 4, 1e-5, 1e-7));
 }
 
+TEST(ExecKnobs, EachTrainingStepReadsTheBatchAsItIsThen) {
+  // A loader or the CUDA input pipeline puts each step's inputs into the arm's batch: the plan
+  // must see them, not a copy of the first. (StepPlan used to keep a copy.)
+  const TrialSpec spec = trial("resnet50", Mode::train, {});
+  auto model = models::build_model(spec.model, spec.seed);
+  auto batch = model->make_batch(spec.batch, spec.seed);
+  exec_steps::StepPlan plan(spec, *model, batch);
+  std::vector<double> seen;
+  const auto loss = [&](const models::Batch& b) {
+    seen.push_back(b.inputs[0].sum().item<double>());
+    return model->loss(b);
+  };
+  double fed = 0;
+  for (int step = 0; step < 3; ++step) {
+    batch.inputs[0] = torch::full_like(batch.inputs[0], double(step + 1));
+    fed += batch.inputs[0].sum().item<double>();
+    plan.forward_backward(loss);
+  }
+  const double per_element = double(batch.inputs[0].numel());
+  ASSERT_EQ(seen.size(), 3u);
+  for (int step = 0; step < 3; ++step) EXPECT_DOUBLE_EQ(seen[step], (step + 1) * per_element);
+  json evidence = json::object();
+  plan.add_evidence(evidence, loss);
+  EXPECT_EQ(evidence["step_input"]["steps"], 3);
+  EXPECT_DOUBLE_EQ(evidence["step_input"]["checksum"].get<double>(), fed);
+}
+
 TEST(ExecKnobs, GradAccumWithBatchNormSeesOtherStatisticsAndSaysSo) {
   const auto r = worker::run_trial(trial("resnet50", Mode::train, {{"grad_accum", 4}}));
   ASSERT_EQ(r.status, "ok") << r.error;

@@ -143,6 +143,17 @@ TEST(ProcsKnobs, DataloaderWorkersDecodeTheSameBatchesInTheirOwnThreads) {
   EXPECT_GT(off["batches"].get<int>(), 6);
   EXPECT_EQ(off["data_checksum"], on["data_checksum"]);
   EXPECT_DOUBLE_EQ(trials["on"].result.check_value, trials["off"].result.check_value);
+  // And the training step used them: the images its forward saw add up to what the loader fed,
+  // one batch per step (not the first batch over and over).
+  for (const char* arm : {"off", "on"}) {
+    const json& evidence = trials[arm].result.evidence;
+    const json& loader = evidence["loader"];
+    ASSERT_TRUE(evidence.contains("step_input")) << arm << ": " << evidence.dump();
+    const json& seen = evidence["step_input"];
+    EXPECT_EQ(seen["steps"], loader["batches"]) << arm;
+    const double fed = loader["data_checksum"].get<double>();
+    EXPECT_NEAR(seen["checksum"].get<double>(), fed, 1e-5 * std::abs(fed) + 1e-3) << arm;
+  }
 }
 
 TEST(ProcsKnobs, WithoutGlooTheDistributedKnobsAreNotApplicableWithTheReason) {

@@ -132,6 +132,9 @@ torch::Tensor StepPlan::forward_backward(const LossFn& loss, const BackwardFn& b
   const int64_t tokens = batch.inputs.at(0).dim() >= 2 ? batch.inputs[0].size(1) : 0;
   if (first_step_tokens_ < 0) first_step_tokens_ = tokens;
   lengths_run_.insert(tokens);
+  const auto sum = batch.inputs[0].sum(torch::kDouble);
+  input_sum_ = input_sum_.defined() ? input_sum_ + sum : sum;
+  ++input_steps_;
   ++steps_;
   micro_batches_ += k_;
   return accumulate(batch, loss, backward);
@@ -155,6 +158,11 @@ void StepPlan::add_evidence(json& evidence, const LossFn& loss) {
   evidence[knobs::execution::kProfilerEnabledInStep] = profiler_enabled_in_step_;
   evidence[knobs::execution::kProfilerEventsPerStep] = profiler_events_;
   if (tensor_memory_reports_ > 0) evidence["tensor_peak_bytes"] = tensor_peak_bytes_;
+  if (train_ && input_steps_ > 0) {
+    evidence[knobs::execution::kStepInput] = {
+        {knobs::execution::kStepInputSteps, input_steps_},
+        {knobs::execution::kStepInputChecksum, input_sum_.item<double>()}};
+  }
   if (!train_ || steps_ == 0) return;
   evidence[knobs::execution::kBlockForwardsPerStep] =
       double(block_forwards(model_) - block_forwards_at_start_) / double(steps_);
@@ -205,7 +213,8 @@ class ExecutionHooks : public ArmHooks {
   explicit ExecutionHooks(Arm& arm)
       : loss_([&arm](const models::Batch& b) { return arm.loss(b); }) {}
 
-  // The plan keeps the batch as it is here: on the device, in its final layout.
+  // The plan reads the arm's batch at every step: on the device, in its final layout, with the
+  // inputs the loader or the input pipeline put there for this step.
   void on_device(Arm& arm) override {
     plan_.emplace(arm.spec, *arm.model, arm.batch);
     arm.forward_backward = [this, &arm] {

@@ -24,7 +24,9 @@ using BackwardFn = std::function<void(const torch::Tensor&)>;
 class StepPlan {
  public:
   // Throws std::invalid_argument when the settings do not fit the batch (grad_accum=k needs a
-  // batch divisible by k) or the model (preallocate needs sequences).
+  // batch divisible by k) or the model (preallocate needs sequences). `batch` is the arm's own and
+  // must outlive the plan: every step reads it as it is then, because the input family's loader
+  // and the CUDA input pipeline put each step's inputs into it (a copy would keep the first).
   StepPlan(const TrialSpec& spec, models::BenchModel& model, const models::Batch& batch);
 
   // Hold the result for one step: in profiler_off's OFF arm the autograd profiler records the
@@ -39,7 +41,8 @@ class StepPlan {
   // Training: forward and backward of one step on this step's batch (under preallocate, the
   // batch cut to this step's seeded sequence length), in k micro-batches of B/k samples each
   // under grad_accum=k, each loss divided by k so the gradients sum to the batch's.
-  // Each backward goes through `backward` (plain when empty). Returns the step's loss.
+  // Each backward goes through `backward` (plain when empty). Returns the step's loss. The sum of
+  // the first input the step saw is added up (on the input's device, no sync) for the evidence.
   torch::Tensor forward_backward(const LossFn& loss, const BackwardFn& backward = {});
 
   // Just before the measured region: the per-step counts start here.
@@ -61,7 +64,7 @@ class StepPlan {
                            const BackwardFn& backward);
 
   models::BenchModel& model_;
-  models::Batch batch_;
+  const models::Batch& batch_;
   bool train_ = false;
   bool profile_ = false;  // profiler_off's OFF arm
   int64_t k_ = 1;         // micro-batches per step
@@ -76,6 +79,8 @@ class StepPlan {
   int64_t profiler_events_ = 0;
   int64_t tensor_peak_bytes_ = -1, tensor_memory_reports_ = 0;
   int64_t steps_ = 0, micro_batches_ = 0, block_forwards_at_start_ = 0;
+  torch::Tensor input_sum_;  // over every step since the plan was made (float64)
+  int64_t input_steps_ = 0;
 };
 
 }  // namespace tunebench::exec_steps
