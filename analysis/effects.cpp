@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -19,6 +20,23 @@ namespace {
 
 const std::string kTensorPeakNote =
     "peak CPU tensor memory of one step, from the allocator's reports; peak RSS below";
+const std::string kDevicePeakNote =
+    "peak of the CUDA caching allocator's allocated bytes over the measured region";
+const std::string kDeviceReservedNote =
+    "peak of the bytes the CUDA caching allocator reserved from the driver over the measured "
+    "region (emptyCache() returns reserved memory; allocated bytes never show it)";
+
+// The device memory a CUDA trial's memory effect compares: the reserved peak for empty_cache,
+// the allocated peak otherwise; nullopt for a trial without a device.
+std::optional<double> device_memory(const std::string& knob, const TrialResult& r) {
+  if (r.device_peak_bytes < 0) return std::nullopt;
+  if (knob == "empty_cache") {
+    const auto reserved = r.evidence.find("device_reserved_peak_bytes");
+    if (reserved == r.evidence.end() || !reserved->is_number()) return std::nullopt;
+    return reserved->get<double>();
+  }
+  return double(r.device_peak_bytes);
+}
 
 // "channels_last=on,no_grad=off" → {{"channels_last", true}, {"no_grad", false}}.
 std::vector<std::pair<std::string, bool>> factors_of(const std::string& arm) {
@@ -38,7 +56,7 @@ std::vector<std::pair<std::string, bool>> factors_of(const std::string& arm) {
 // One experiment's ok samples, by arm, grouped by process; a paired experiment's also by worker
 // (process_index), with the arms of each worker that were ok.
 struct Samples {
-  std::map<std::string, stats::Groups> time, memory, tensor;
+  std::map<std::string, stats::Groups> time, memory, tensor, device;
   std::map<std::string, std::vector<double>> rss, probes, faults, ips, trial_medians;
   std::map<int, std::vector<PairedSample>> paired;
   std::map<int, int> paired_ok_arms;
@@ -84,6 +102,7 @@ void add_trial(ExperimentReport& x, std::map<std::string, size_t>& arm_index, Sa
   // blurred by LibTorch itself and the allocator's caches.
   if (r.evidence.contains("tensor_peak_bytes"))
     s.tensor[arm].push_back({r.evidence["tensor_peak_bytes"].get<double>()});
+  if (const auto bytes = device_memory(x.knob, r)) s.device[arm].push_back({*bytes});
   s.rss[arm].push_back(double(r.peak_rss_bytes));
   s.probes[arm].push_back(r.probe_seconds);
   s.faults[arm].push_back(r.page_faults_per_iteration);
@@ -224,6 +243,16 @@ void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const 
   note_allocator_confounder(a_off, a_on, x.effects.back().effect);
   const knobs::Knob* knob = knobs::find(x.knob);
   if (!knob || !knob->memory_effect) return;
+  // On a GPU, peak memory is the device's (the host's tensor peak and RSS say nothing about it).
+  // Both arms of a paired worker share one process and so one device peak: no effect there.
+  if (s.device[off].size() == size_t(a_off.ok) && s.device[on].size() == size_t(a_on.ok)) {
+    if (s.is_paired) return;
+    stats::Effect device = stats::effect(s.device[off], s.device[on]);
+    const std::string& what = x.knob == "empty_cache" ? kDeviceReservedNote : kDevicePeakNote;
+    device.note = what + (device.note.empty() ? "" : "; " + device.note);
+    x.effects.push_back({"peak memory", compared, device});
+    return;
+  }
   // Peak memory is the tensor peak where every trial measured it, with peak RSS beside it; RSS
   // alone otherwise.
   if (s.tensor[off].size() == size_t(a_off.ok) && s.tensor[on].size() == size_t(a_on.ok)) {

@@ -22,6 +22,16 @@ py=${PYTHON:-$(command -v python3 || command -v python || true)}
 [[ -n $py ]] || fail "no python3 with torch on PATH (set PYTHON)"
 torch_prefix=$("$py" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)') ||
   fail "$py cannot import torch"
+# This machine's torch is what we build against; the project pins another for its own builds and
+# checked its CUDA code against that one's headers. Say so when they differ.
+torch_here=$("$py" -c 'import torch; print(torch.__version__)')
+torch_pinned=$(sed -n 's/^torch==//p' ci/requirements-torch.txt)
+if [[ ${torch_here%%+*} != "$torch_pinned" ]]; then
+  echo "[gpu-check] note: this machine's torch is $torch_here, the project pins $torch_pinned" \
+    "(ci/requirements-torch.txt): the build below uses $torch_here; a compile error names the API that differs"
+else
+  echo "[gpu-check] torch $torch_here (the pinned version)"
+fi
 nvcc=$(command -v nvcc || true)
 [[ -z $nvcc && -x /usr/local/cuda/bin/nvcc ]] && nvcc=/usr/local/cuda/bin/nvcc
 [[ -n $nvcc ]] || fail "no nvcc on PATH or in /usr/local/cuda/bin"
@@ -34,8 +44,8 @@ args=(-S . -B "$build" -G "$generator" -Wno-dev
   "-DCMAKE_PREFIX_PATH=$torch_prefix;$deps/usr;$libdir/cmake;$deps/usr/share/cmake"
   "-DOPENSSL_ROOT_DIR=$deps/usr" "-DCMAKE_CUDA_COMPILER=$nvcc"
   "-DCUDAToolkit_ROOT=$(dirname "$(dirname "$(readlink -f "$nvcc")")")"
-  # The folder's libraries at run time, for the workers too (they get an explicit environment
-  # without LD_LIBRARY_PATH): an RPATH, which also serves the libraries' own dependencies.
+  # The folder's libraries at run time, for the workers too, whatever LD_LIBRARY_PATH says (the
+  # workers get the orchestrator's): an RPATH, which also serves the libraries' own dependencies.
   "-DCMAKE_BUILD_RPATH=$libdir" "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags")
 # pkg-config, where there is one, sees only the folder's .pc files (libnuma is found without it).
 export PKG_CONFIG_LIBDIR=$libdir/pkgconfig:$deps/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$deps
@@ -66,7 +76,18 @@ echo "[gpu-check] run suites/cuda-smoke.json (at most $left s)"
 rc=0
 timeout --signal=TERM --kill-after=10 "$left" "$tb" run --suite suites/cuda-smoke.json --db "$db" \
   --label gpu-check || rc=$?
-if ((rc == 124)); then echo "[gpu-check] the run passed its $left s: interrupted, finished trials kept"; fi
+if ((rc == 124 || rc == 137)); then echo "[gpu-check] the run passed its $left s: interrupted, finished trials kept"; fi
+# Workers run in process groups of their own, so `timeout` signals only the orchestrator: one that
+# was killed (not stopped) leaves its worker running on the GPU. Stop any such worker now.
+# (Workers are started as /proc/self/exe: found by their executable, which is this build's.)
+tb_real=$(realpath "$tb")
+for exe in /proc/[0-9]*/exe; do
+  [[ $(readlink "$exe" 2>/dev/null) == "$tb_real" ]] || continue
+  pid=${exe#/proc/}
+  pid=${pid%/exe}
+  echo "[gpu-check] stopping leftover worker $pid"
+  kill -KILL "$pid" 2>/dev/null || true
+done
 "$tb" show latest --db "$db" --json >"$build/gpu-check.json" || true
 
 # The short table: each experiment's effect and what the GPU read back.

@@ -126,6 +126,10 @@ std::string capture_conflict(const json& settings, Mode mode) {
           id);
     }
   }
+  if (settings.contains("streams_overlap")) {
+    return "cuda_graphs replays a step captured reading one input buffer, while streams_overlap "
+           "refills two in turn on another stream: they cannot be combined";
+  }
   if (settings.value("profiler_off", true) == false) {
     return "cuda_graphs cannot capture a step under the autograd profiler (profiler_off=false)";
   }

@@ -86,16 +86,27 @@ void reset_peak_memory(const c10::Device& device) {
   no_cuda("reset_peak_memory", device);
 }
 
-int64_t peak_memory_bytes(const c10::Device& device) {
+namespace {
+// The caching allocator's peak of allocated (or reserved) bytes on a CUDA device.
+int64_t allocator_peak(const c10::Device& device, bool reserved, const char* what) {
 #ifdef TUNEBENCH_CUDA
   if (device.is_cuda()) {
     const auto stats =
         c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
-    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
-        .peak;
+    const auto& stat = reserved ? stats.reserved_bytes : stats.allocated_bytes;
+    return stat[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
   }
 #endif
-  no_cuda("peak_memory_bytes", device);
+  no_cuda(what, device);
+}
+}  // namespace
+
+int64_t peak_memory_bytes(const c10::Device& device) {
+  return allocator_peak(device, false, "peak_memory_bytes");
+}
+
+int64_t reserved_peak_bytes(const c10::Device& device) {
+  return allocator_peak(device, true, "reserved_peak_bytes");
 }
 
 }  // namespace tunebench::device

@@ -36,5 +36,8 @@ void synchronize(const c10::Device& device);
 // Throws on the CPU or without CUDA.
 void reset_peak_memory(const c10::Device& device);
 int64_t peak_memory_bytes(const c10::Device& device);
+// The peak of the bytes the caching allocator held from the driver (reserved: allocated plus its
+// cache) since the last reset: what emptyCache() gives back, which allocated bytes never show.
+int64_t reserved_peak_bytes(const c10::Device& device);
 
 }  // namespace tunebench::device

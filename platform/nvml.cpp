@@ -19,11 +19,12 @@ struct Api {
   int (*init)() = nullptr;
   int (*count)(unsigned*) = nullptr;
   int (*handle)(unsigned, Device*) = nullptr;
+  int (*handle_by_bus)(const char*, Device*) = nullptr;
   int (*driver)(char*, unsigned) = nullptr;
   int (*clock)(Device, int, unsigned*) = nullptr;
   int (*temperature)(Device, int, unsigned*) = nullptr;
   int (*power)(Device, unsigned*) = nullptr;
-  int (*reasons)(Device, unsigned long long*) = nullptr;
+  int (*reasons)(Device, unsigned long long*) = nullptr;  // optional
   int (*energy)(Device, unsigned long long*) = nullptr;
 };
 
@@ -47,11 +48,15 @@ const Api& api() {
         !load(lib, "nvmlSystemGetDriverVersion", a.driver) ||
         !load(lib, "nvmlDeviceGetClockInfo", a.clock) ||
         !load(lib, "nvmlDeviceGetTemperature", a.temperature) ||
-        !load(lib, "nvmlDeviceGetPowerUsage", a.power) ||
-        !load(lib, "nvmlDeviceGetCurrentClocksThrottleReasons", a.reasons)) {
+        !load(lib, "nvmlDeviceGetPowerUsage", a.power)) {
       a.error = "libnvidia-ml.so.1 lacks an NVML function tunebench uses";
       return;
     }
+    // The clock event reasons under their name since CUDA 12.2, else the older "throttle" name
+    // (deprecated): a driver without either still gives clocks and energy.
+    if (!load(lib, "nvmlDeviceGetCurrentClocksEventReasons", a.reasons))
+      load(lib, "nvmlDeviceGetCurrentClocksThrottleReasons", a.reasons);
+    load(lib, "nvmlDeviceGetHandleByPciBusId_v2", a.handle_by_bus);
     load(lib, "nvmlDeviceGetTotalEnergyConsumption", a.energy);  // Volta and later drivers
     if (int rc = a.init(); rc != 0) {
       a.error = "nvmlInit failed with NVML error " + std::to_string(rc) + " (no driver loaded?)";
@@ -60,10 +65,17 @@ const Api& api() {
   return a;
 }
 
-std::optional<Device> device(int index) {
+// NVML numbers GPUs in PCI order and ignores CUDA_VISIBLE_DEVICES, so a CUDA device is found by
+// its PCI bus id; the index only where there is no bus id (or no lookup by it).
+std::optional<Device> device(const Gpu& gpu) {
   const Api& a = api();
   Device d = nullptr;
-  if (!a.error.empty() || a.handle(static_cast<unsigned>(index), &d) != 0) return std::nullopt;
+  if (!a.error.empty()) return std::nullopt;
+  if (!gpu.pci_bus_id.empty() && a.handle_by_bus) {
+    if (a.handle_by_bus(gpu.pci_bus_id.c_str(), &d) != 0) return std::nullopt;
+    return d;
+  }
+  if (a.handle(static_cast<unsigned>(gpu.index), &d) != 0) return std::nullopt;
   return d;
 }
 
@@ -105,10 +117,14 @@ json throttle_reason_names(uint64_t mask) {
   return names;
 }
 
-json device_state(int index) {
+json device_state(const Gpu& gpu) {
   if (auto why = unavailable_reason(); !why.empty()) return {{"unavailable", why}};
-  auto d = device(index);
-  if (!d) return {{"unavailable", "NVML has no GPU " + std::to_string(index)}};
+  auto d = device(gpu);
+  if (!d) {
+    return {{"unavailable", gpu.pci_bus_id.empty()
+                                ? "NVML has no GPU " + std::to_string(gpu.index)
+                                : "NVML has no GPU at PCI bus id " + gpu.pci_bus_id}};
+  }
   const Api& a = api();
   json s = json::object();
   unsigned value = 0;
@@ -118,12 +134,16 @@ json device_state(int index) {
   if (a.temperature(*d, 0, &value) == 0) s["temperature_c"] = value;  // NVML_TEMPERATURE_GPU
   if (a.power(*d, &value) == 0) s["power_w"] = value / 1000.0;        // milliwatts
   unsigned long long reasons = 0;
-  if (a.reasons(*d, &reasons) == 0) s["throttle_reasons"] = throttle_reason_names(reasons);
+  if (!a.reasons) {
+    s["throttle_reasons"] = "not available: this driver's NVML has no clocks event reasons";
+  } else if (a.reasons(*d, &reasons) == 0) {
+    s["throttle_reasons"] = throttle_reason_names(reasons);
+  }
   return s;
 }
 
-std::optional<uint64_t> energy_millijoules(int index) {
-  auto d = device(index);
+std::optional<uint64_t> energy_millijoules(const Gpu& gpu) {
+  auto d = device(gpu);
   unsigned long long mj = 0;
   if (!d || !api().energy || api().energy(*d, &mj) != 0) return std::nullopt;
   return mj;

@@ -159,9 +159,11 @@ HostState host_state() {
   if (nvml::device_count() > 0) {
     state.facts["gpus"] = json::array();
     for (int i = 0; i < nvml::device_count(); ++i) {
-      const json gpu = nvml::device_state(i);
+      const json gpu = nvml::device_state({i, ""});  // every GPU of the host, in NVML's order
       state.facts["gpus"].push_back(gpu);
-      for (const auto& reason : gpu.value("throttle_reasons", json::array())) {
+      const json reasons = gpu.value("throttle_reasons", json::array());
+      if (!reasons.is_array()) continue;  // "not available: …" on a driver without them
+      for (const auto& reason : reasons) {
         if (reason != "gpu_idle") {
           state.warnings.push_back(fmt::format("GPU {} clocks held down: {}", i, reason.dump()));
         }

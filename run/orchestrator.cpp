@@ -33,7 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr size_t kStderrTail = 4096;
 
 std::string new_uuid() {
   std::random_device rd;
@@ -170,8 +169,21 @@ void on_signal(int) { g_interrupted = 1; }
 
 std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup& setup) {
   std::map<std::string, std::string> env;
-  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "LD_LIBRARY_PATH"}) {
+  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "LD_LIBRARY_PATH",
+                           // Which GPUs the user gave this run, in which order: the host's
+                           // fingerprint counts and names the visible ones, so must the workers.
+                           "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"}) {
     if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  // NCCL's own settings (interfaces, debug, blocking waits) reach the ranks.
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = entry.substr(0, eq);
+    if (name.rfind("NCCL_", 0) == 0 || name.rfind("TORCH_NCCL_", 0) == 0) {
+      env[name] = entry.substr(eq + 1);
+    }
   }
   if (!env.count("PATH")) env["PATH"] = "/usr/bin:/bin";
   for (const auto& [k, v] : setup.env) env[k] = v;
@@ -185,6 +197,15 @@ WorkerOutcome spawn(const std::vector<std::string>& argv,
                     const std::map<std::string, std::string>& env, const std::string& input,
                     double timeout_s, const volatile sig_atomic_t* interrupt) {
   return spawn_all({{argv, env, input}}, timeout_s, interrupt).front();
+}
+
+void append_stderr(std::string& kept, const char* data, size_t size) {
+  kept.append(data, size);
+  if (kept.size() > 4 * kStderrTail) kept.erase(0, kept.size() - kStderrTail);
+}
+
+std::string stderr_tail(const std::string& kept) {
+  return kept.size() > kStderrTail ? kept.substr(kept.size() - kStderrTail) : kept;
 }
 
 StartedChild start_child(const Command& command) {
@@ -296,10 +317,10 @@ std::vector<WorkerOutcome> spawn_all(const std::vector<Command>& commands, doubl
         if (child.out < 0 && child.err < 0) reap(owner[f]);
         continue;
       }
-      std::string& target = is_out ? outcomes[owner[f]].out : child.err_text;
-      target.append(buf, size_t(got));
-      if (!is_out && target.size() > 4 * kStderrTail) {
-        target.erase(0, target.size() - kStderrTail);
+      if (is_out) {
+        outcomes[owner[f]].out.append(buf, size_t(got));
+      } else {
+        append_stderr(child.err_text, buf, size_t(got));
       }
     }
   }
@@ -315,10 +336,7 @@ std::vector<WorkerOutcome> spawn_all(const std::vector<Command>& commands, doubl
     for (int fd : {child.out, child.err}) {
       if (fd >= 0) close(fd);
     }
-    if (child.err_text.size() > kStderrTail) {
-      child.err_text.erase(0, child.err_text.size() - kStderrTail);
-    }
-    outcomes[c].err_tail = child.err_text;
+    outcomes[c].err_tail = stderr_tail(child.err_text);
   }
   return outcomes;
 }

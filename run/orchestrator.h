@@ -36,7 +36,9 @@ struct RunOptions {
 int run(const RunOptions& options);
 
 // The environment a worker gets: a few variables a process needs (PATH, HOME, LANG, TMPDIR,
-// LD_LIBRARY_PATH) and the knobs' own (knobs::process_setup), with their preloads as LD_PRELOAD.
+// LD_LIBRARY_PATH), the GPUs the run may use (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER), NCCL's
+// settings (NCCL_*, TORCH_NCCL_*), and the knobs' own (knobs::process_setup), with their preloads
+// as LD_PRELOAD.
 std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup& setup);
 
 // One worker process's outcome.
@@ -71,6 +73,13 @@ struct StartedChild {
 // Starts `command` with execve (argv[0] an absolute path, exactly its env) in a process group of
 // its own; `command.input` is not written. Throws std::runtime_error when pipe or fork fails.
 StartedChild start_child(const Command& command);
+
+// A child's stderr as it arrives: appended to `kept`, of which only the tail is kept. While
+// reading, `kept` may grow to 4 × kStderrTail before it is cut (cutting is a copy); stderr_tail
+// gives the last kStderrTail bytes, what a failed trial stores.
+inline constexpr size_t kStderrTail = 4096;
+void append_stderr(std::string& kept, const char* data, size_t size);
+std::string stderr_tail(const std::string& kept);
 
 // Starts every command at once, each in its own process group, and collects them all. The
 // timeout and the interrupt apply to all of them together. When one ends with a non-zero exit

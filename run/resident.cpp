@@ -22,7 +22,6 @@ using nlohmann::json;
 namespace resident {
 
 using Clock = std::chrono::steady_clock;
-constexpr size_t kStderrTail = 4096;
 
 struct Interrupted {};
 // Why a resident worker gave no usable answer.
@@ -66,9 +65,7 @@ class ResidentWorker {
                                line.substr(0, 200)));
   }
 
-  std::string stderr_tail() const {
-    return err_.size() > kStderrTail ? err_.substr(err_.size() - kStderrTail) : err_;
-  }
+  std::string stderr_tail() const { return orchestrator::stderr_tail(err_); }
   const std::string& name() const { return name_; }
 
  private:
@@ -103,8 +100,11 @@ class ResidentWorker {
         int& fd = f == 0 ? child_.out : child_.err;
         const ssize_t got = read(fd, buf, sizeof(buf));
         if (got > 0) {
-          (f == 0 ? out_ : err_).append(buf, size_t(got));
-          if (err_.size() > 4 * kStderrTail) err_.erase(0, err_.size() - kStderrTail);
+          if (f == 0) {
+            out_.append(buf, size_t(got));
+          } else {
+            orchestrator::append_stderr(err_, buf, size_t(got));
+          }
           continue;
         }
         close(fd);

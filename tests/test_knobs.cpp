@@ -225,11 +225,16 @@ TEST(Nvml, ThrottleReasonsAreNamedAndAMissingDriverIsReported) {
     // No driver here: every query says so instead of failing.
     EXPECT_EQ(nvml::device_count(), 0);
     EXPECT_EQ(nvml::driver_version(), "");
-    EXPECT_EQ(nvml::device_state(0).value("unavailable", ""), nvml::unavailable_reason());
-    EXPECT_FALSE(nvml::energy_millijoules(0).has_value());
+    EXPECT_EQ(nvml::device_state({0, ""}).value("unavailable", ""), nvml::unavailable_reason());
+    EXPECT_EQ(nvml::device_state({0, "0000:3B:00.0"}).value("unavailable", ""),
+              nvml::unavailable_reason());
+    EXPECT_FALSE(nvml::energy_millijoules({0, ""}).has_value());
   } else {
     EXPECT_GT(nvml::device_count(), 0);
-    EXPECT_TRUE(nvml::device_state(0).contains("sm_clock_mhz"));
+    EXPECT_TRUE(nvml::device_state({0, ""}).contains("sm_clock_mhz"));
+    // A bus id no GPU has is said, not read from another GPU.
+    EXPECT_NE(nvml::device_state({0, "FFFF:FF:1F.7"}).value("unavailable", "").find("FFFF:FF:1F.7"),
+              std::string::npos);
   }
 }
 
@@ -320,6 +325,13 @@ TEST(KnobFamilies, ArmChecksComeFromTheFamilies) {
   EXPECT_NE(arm_error({{"cuda_graphs", true}, {"preallocate", true}}, Mode::train, 8)
                 .find("cannot be combined with preallocate"),
             std::string::npos);
+  // The graph reads one buffer while the copy stream refills two in turn: a race, refused.
+  for (const bool overlap : {false, true}) {
+    EXPECT_NE(arm_error({{"cuda_graphs", true}, {"streams_overlap", overlap}}, Mode::infer, 8)
+                  .find("cannot be combined"),
+              std::string::npos);
+  }
+  EXPECT_EQ(arm_error({{"cuda_graphs", false}, {"streams_overlap", true}}, Mode::infer, 8), "");
   HostCaps host;
   host.cores = 2;
   EXPECT_EQ(arm_not_applicable({{"ddp_scaling", true}}, 4, host), "");

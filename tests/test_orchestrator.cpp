@@ -33,6 +33,43 @@ TEST(Spawn, TheChildGetsExactlyTheEnvironmentItIsGiven) {
   EXPECT_EQ(w.out, "OMP_NUM_THREADS=3\n");
 }
 
+// A worker sees the GPUs the user gave the run (in their order) and NCCL's settings; nothing
+// else of the parent's environment leaks in (CUDA_REVIEW.md finding 7).
+TEST(Spawn, WorkersGetTheVisibleGpusAndNcclSettingsAndNothingElse) {
+  setenv("CUDA_VISIBLE_DEVICES", "1,0", 1);
+  setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+  setenv("NCCL_SOCKET_IFNAME", "lo", 1);
+  setenv("TORCH_NCCL_BLOCKING_WAIT", "1", 1);
+  setenv("TUNEBENCH_TEST_UNRELATED", "x", 1);
+  knobs::ProcessSetup setup;
+  setup.env["OMP_NUM_THREADS"] = "1";
+  const auto env = orchestrator::worker_environment(setup);
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NCCL_SOCKET_IFNAME",
+                           "TORCH_NCCL_BLOCKING_WAIT"}) {
+    ASSERT_TRUE(env.count(name)) << name;
+    EXPECT_EQ(env.at(name), std::getenv(name)) << name;
+  }
+  EXPECT_EQ(env.at("OMP_NUM_THREADS"), "1");
+  EXPECT_FALSE(env.count("TUNEBENCH_TEST_UNRELATED"));
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NCCL_SOCKET_IFNAME",
+                           "TORCH_NCCL_BLOCKING_WAIT", "TUNEBENCH_TEST_UNRELATED"}) {
+    unsetenv(name);
+  }
+  EXPECT_FALSE(orchestrator::worker_environment({}).count("CUDA_VISIBLE_DEVICES"));
+}
+
+TEST(Spawn, OnlyTheTailOfAChildsStderrIsKept) {
+  std::string kept;
+  const std::string chunk(1000, 'x');
+  for (int i = 0; i < 20; ++i) append_stderr(kept, chunk.data(), chunk.size());
+  append_stderr(kept, "the end", 7);
+  EXPECT_LE(kept.size(), 4 * kStderrTail);
+  const std::string tail = stderr_tail(kept);
+  EXPECT_EQ(tail.size(), kStderrTail);
+  EXPECT_EQ(tail.substr(tail.size() - 7), "the end");
+  EXPECT_EQ(stderr_tail("short"), "short");
+}
+
 TEST(Spawn, StdinReachesTheChildAndStderrIsKept) {
   const auto w = spawn({"/bin/sh", "-c", "cat; echo oops >&2; exit 3"}, {}, "hello", 10);
   EXPECT_EQ(w.out, "hello");

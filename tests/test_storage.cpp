@@ -1160,6 +1160,43 @@ TEST_F(StorageTest, StorageTimeEffectNamesTheAllocatorWhenTheArmsFaultsDifferTwo
       << from_none;
 }
 
+// On a GPU a memory knob's "peak memory" is the device's: the caching allocator's allocated peak,
+// or for empty_cache its reserved peak (emptyCache() never changes allocated bytes), not the
+// host's tensor peak or RSS (CUDA_REVIEW.md finding 5).
+TEST_F(StorageTest, StorageCudaMemoryEffectsCompareTheDevicesPeak) {
+  Database db(db_path());
+  const auto memory_effect = [&](const std::string& uuid, const std::string& knob) {
+    const RunRecord run = make_run(uuid, "2026-12-02T10:00:00Z");
+    db.begin_run(run);
+    for (int t = 0; t < 6; ++t) {
+      const bool on = t % 2;
+      TrialSpec spec = make_spec(run.uuid, t, on ? "on" : "off");
+      spec.experiment = knob + ".resnet50-tiny-train";
+      spec.knob = knob;
+      spec.settings = {{knob, on}, {"device", "cuda"}};
+      TrialResult r = make_result("ok", {0.01, 0.0101, 0.0099});
+      r.evidence["tensor_peak_bytes"] = 1000;             // host scalars: the same in both arms
+      r.device_peak_bytes = on ? 400'000'000 : 800'000'000;  // allocated: halved by ON
+      r.evidence["device_reserved_peak_bytes"] = on ? 500'000'000 : 2'000'000'000;  // a quarter
+      db.store_trial(run.uuid, spec, r);
+    }
+    db.finish_run(run.uuid, "completed", "2026-12-02T10:05:00Z");
+    const auto report = analysis::compute_report(db, run.uuid);
+    for (const auto& e : report.experiments.front().effects) {
+      if (e.metric == "peak memory") return e.effect;
+    }
+    ADD_FAILURE() << knob << ": no peak memory effect";
+    return stats::Effect{};
+  };
+  const stats::Effect allocated = memory_effect("cccc0005-0000-4000-8000-000000000001", "no_grad");
+  EXPECT_DOUBLE_EQ(allocated.ratio, 0.5);
+  EXPECT_NE(allocated.note.find("allocated bytes"), std::string::npos) << allocated.note;
+  const stats::Effect reserved =
+      memory_effect("cccc0005-0000-4000-8000-000000000002", "empty_cache");
+  EXPECT_DOUBLE_EQ(reserved.ratio, 0.25);
+  EXPECT_NE(reserved.note.find("reserved"), std::string::npos) << reserved.note;
+}
+
 TEST_F(StorageTest, StoragePairedTrialIsBothArmsOrNeither) {
   Database db(db_path());
   const RunRecord run = make_run("aaaa0004-0000-4000-8000-000000000003", "2026-12-01T10:00:00Z");

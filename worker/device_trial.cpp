@@ -16,10 +16,12 @@ c10::ScalarType DeviceTrial::amp_dtype(const nlohmann::json& value) const {
   return value == "fp16" ? torch::kHalf : torch::kBFloat16;
 }
 
-double DeviceTrial::time(const Step& iteration) {
+double DeviceTrial::time_iterations(const Step& iteration, int n) {
   const auto start = std::chrono::steady_clock::now();
-  auto out = iteration();
-  (void)out;
+  for (int i = 0; i < n; ++i) {
+    auto out = iteration();
+    (void)out;
+  }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

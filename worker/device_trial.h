@@ -42,8 +42,10 @@ class DeviceTrial {
                     const std::function<void()>& optimizer_step) {
     optimizer_step();
   }
-  // Seconds of one iteration, the device's queue drained.
-  virtual double time(const Step& iteration);
+  // Seconds of `n` iterations run back to back (one sample), the device's queue drained once at
+  // the end: on a GPU a loop that never reads back to the host keeps the GPU fed, and a
+  // per-iteration drain would hide what avoid_sync is about.
+  virtual double time_iterations(const Step& iteration, int n);
   // Around the measured region: peak memory reset, energy and clocks at start and end.
   virtual void begin_measurement() {}
   virtual void end_measurement(int64_t iterations, int64_t items_per_iteration) {}

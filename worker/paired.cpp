@@ -50,10 +50,8 @@ PairedSample take_sample(Arm& arm, double slow) {
   s.start_ns = multiproc::monotonic_ns();
   const double cpu = process_cpu_seconds(), wait = run_queue_wait_seconds();
   const int64_t switches = involuntary_switches(), pressure = cpu_pressure_total_us();
-  double seconds = 0;
-  for (int i = 0; i < arm.spec.iterations; ++i) {
-    seconds += stretch(arm.device->time(arm.iteration), slow);
-  }
+  const double seconds =
+      stretch(arm.device->time_iterations(arm.iteration, arm.spec.iterations), slow);
   const double n = arm.spec.iterations;
   s.seconds = seconds / n;
   s.cpu_seconds = (process_cpu_seconds() - cpu) / n;

@@ -33,14 +33,16 @@ class SampleCollector : public benchmark::BenchmarkReporter {
       if (run.run_type != Run::RT_Iteration) continue;
       if (run.error_occurred) error = run.error_message;
       if (run.iterations > 0) {
-        seconds.push_back(run.real_accumulated_time / double(run.iterations));
-        cpu_seconds.push_back(run.cpu_accumulated_time / double(run.iterations));
+        const double per = double(run.iterations) * double(steps);
+        seconds.push_back(run.real_accumulated_time / per);
+        cpu_seconds.push_back(run.cpu_accumulated_time / per);
       }
     }
   }
   std::vector<double> seconds;
   std::vector<double> cpu_seconds;  // process CPU time (MeasureProcessCPUTime), per iteration
   std::string error;
+  int steps = 1;  // model iterations in one of Google Benchmark's iterations
 };
 
 }  // namespace
@@ -106,6 +108,8 @@ void default_optimizer(Arm& arm) {
 }
 
 // Google Benchmark's samples of the arm's timed iteration; manual time from the device's timer.
+// One benchmark iteration is one sample of spec.iterations model iterations, timed as one span
+// (DeviceTrial::time_iterations: one device drain per sample); the collector divides by them.
 SampleCollector run_samples(Arm& arm) {
   static bool initialized = false;
   if (!initialized) {
@@ -120,14 +124,16 @@ SampleCollector run_samples(Arm& arm) {
   benchmark::ClearRegisteredBenchmarks();
   benchmark::RegisterBenchmark(
       spec.experiment.c_str(),
-      [&arm, slow](benchmark::State& state) {
-        for (auto _ : state) state.SetIterationTime(stretch(arm.device->time(arm.iteration), slow));
+      [&arm, slow, n = spec.iterations](benchmark::State& state) {
+        for (auto _ : state)
+          state.SetIterationTime(stretch(arm.device->time_iterations(arm.iteration, n), slow));
       })
       ->UseManualTime()
       ->MeasureProcessCPUTime()  // all threads (OpenMP's too), as a paired sample measures it
-      ->Iterations(spec.iterations)
+      ->Iterations(1)
       ->Repetitions(spec.samples);
   SampleCollector collector;
+  collector.steps = spec.iterations;
   arm.device->begin_measurement();
   benchmark::RunSpecifiedBenchmarks(&collector);
   arm.device->end_measurement(int64_t(spec.samples) * spec.iterations, spec.batch);

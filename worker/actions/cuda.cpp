@@ -94,6 +94,14 @@ class CudaTrial : public device_trial::DeviceTrial {
   torch::Device device() const override { return device_; }
 
   void prepare(torch::nn::Module& module, models::Batch& batch) override {
+    // Everything made here (events, streams, buffers) belongs to the trial's GPU, which for a
+    // rank is not GPU 0; the rank has selected it by now (worker/ddp.h Rank::join).
+    c10::cuda::CUDAGuard on_gpu(device_);
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device_.index()) == cudaSuccess) {
+      gpu_.pci_bus_id = bus;
+    }
+    gpu_.index = device_.index();
     if (settings_.contains("tf32")) {
       const bool on = settings_["tf32"] == true;
       at::globalContext().setAllowTF32CuBLAS(on);
@@ -116,8 +124,10 @@ class CudaTrial : public device_trial::DeviceTrial {
       for (auto& buffer : buffers_) buffer = batch.inputs[0].clone();
       overlap_ = settings_.value("streams_overlap", false) == true;
       if (overlap_) {
+        for (auto& e : ready_) e.emplace();
+        for (auto& e : consumed_) e.emplace();
         copy_stream_ = c10::cuda::getStreamFromPool(false, device_.index());
-        ready_[0].record(c10::cuda::getCurrentCUDAStream(device_.index()));
+        ready_[0]->record(c10::cuda::getCurrentCUDAStream(device_.index()));
       }
     }
     if (settings_.value("varying_shapes", false) == true && batch.inputs[0].dim() == 4) {
@@ -128,6 +138,8 @@ class CudaTrial : public device_trial::DeviceTrial {
   }
 
   device_trial::Step wrap(device_trial::Step step, models::Batch& batch) override {
+    step_ = step;
+    batch_ = &batch;
     return [this, step, &batch]() {
       std::optional<c10::WarningUtils::WarningHandlerGuard> counting;
       SyncCounter counter;
@@ -145,6 +157,8 @@ class CudaTrial : public device_trial::DeviceTrial {
       } else {
         out = step();
       }
+      // The buffer this step read may be refilled once the step's kernels are queued, not before.
+      if (overlap_) consumed_[cur_]->record(c10::cuda::getCurrentCUDAStream(device_.index()));
       if (has("avoid_sync") && settings_["avoid_sync"] == false) {
         (void)out.item<double>();  // the per-step host read that logging a loss does
         if (measuring_) ++loss_items_;
@@ -183,37 +197,55 @@ class CudaTrial : public device_trial::DeviceTrial {
     }
   }
 
-  double time(const device_trial::Step& iteration) override {
+  // The iterations of one sample between two events and one synchronisation at the end, so that
+  // the host runs ahead of the GPU as in a training loop that does not sync (avoid_sync's ON
+  // arm); a per-step host read (its OFF arm) still stalls every step.
+  double time_iterations(const device_trial::Step& iteration, int n) override {
+    c10::cuda::CUDAGuard on_gpu(device_);
     const auto stream = c10::cuda::getCurrentCUDAStream(device_.index());
     Event start(/*timing=*/true), end(/*timing=*/true);
     start.record(stream);
-    auto out = iteration();
-    (void)out;
+    for (int i = 0; i < n; ++i) {
+      auto out = iteration();
+      (void)out;
+    }
     end.record(stream);
     end.synchronize();
     return end.seconds_since(start);
   }
 
   void begin_measurement() override {
+    // A graph is captured before the measured region even with warmup 0, so capture and its
+    // synchronisations never land in a sample.
+    if (settings_.value("cuda_graphs", false) == true && !graph_ && step_) {
+      feed(*batch_);
+      capture(step_);
+    }
     device::synchronize(device_);
     device::reset_peak_memory(device_);
-    state_start_ = nvml::device_state(device_.index());
-    energy_start_ = nvml::energy_millijoules(device_.index());
+    state_start_ = nvml::device_state(gpu_);
+    energy_start_ = nvml::energy_millijoules(gpu_);
     measuring_ = true;
   }
 
   void end_measurement(int64_t iterations, int64_t items_per_iteration) override {
     device::synchronize(device_);
     measuring_ = false;
-    state_end_ = nvml::device_state(device_.index());
-    const auto energy_end = nvml::energy_millijoules(device_.index());
+    // The peaks of the measured region, read now: later steps (the tensor-peak step, evidence that
+    // runs a full-batch backward) must not raise them.
+    peak_bytes_ = device::peak_memory_bytes(device_);
+    reserved_peak_bytes_ = device::reserved_peak_bytes(device_);
+    state_end_ = nvml::device_state(gpu_);
+    const auto energy_end = nvml::energy_millijoules(gpu_);
     if (energy_start_ && energy_end && iterations > 0) {
       energy_per_item_ =
           double(*energy_end - *energy_start_) / 1000.0 / double(iterations * items_per_iteration);
     }
   }
 
-  int64_t peak_memory_bytes() const override { return device::peak_memory_bytes(device_); }
+  int64_t peak_memory_bytes() const override {
+    return peak_bytes_ >= 0 ? peak_bytes_ : device::peak_memory_bytes(device_);
+  }
 
   json evidence() const override {
     json e = json::object();
@@ -236,6 +268,13 @@ class CudaTrial : public device_trial::DeviceTrial {
     }
     e["host_syncs_per_step"] = syncs_ / steps;
     e["device_peak_bytes"] = peak_memory_bytes();  // also the trial's device_peak_bytes
+    e["device_reserved_peak_bytes"] =
+        reserved_peak_bytes_ >= 0 ? reserved_peak_bytes_ : device::reserved_peak_bytes(device_);
+    e["gpu_pci_bus_id"] = gpu_.pci_bus_id;
+    if (input_format_) {
+      e["step_input_channels_last"] =
+          *input_format_ == at::MemoryFormat::ChannelsLast;
+    }
     if (energy_per_item_) {
       e["gpu_energy_joules_per_item"] = *energy_per_item_;
     } else {
@@ -254,37 +293,59 @@ class CudaTrial : public device_trial::DeviceTrial {
     return has("amp") && settings_["amp"] != false && amp_dtype(settings_["amp"]) == torch::kHalf;
   }
 
-  // Puts this step's input in place, as the transfer knobs say.
+  // The memory format of the batch's input when the first step runs (after the precision family
+  // made it channels-last, which happens after prepare()): every per-step input keeps it.
+  void adopt_input_format(const models::Batch& batch) {
+    if (input_format_) return;
+    const auto format = batch.inputs[0].suggest_memory_format();
+    input_format_ = format;
+    if (format == at::MemoryFormat::Contiguous) return;
+    if (host_.defined()) {
+      host_ = host_.contiguous(format);
+      if (pinned_ && !host_.is_pinned()) host_ = host_.pin_memory();
+    }
+    for (auto& buffer : buffers_) {
+      if (buffer.defined()) buffer = buffer.contiguous(format);
+    }
+    if (varying_base_.defined()) varying_base_ = varying_base_.contiguous(format);
+  }
+
+  // Puts this step's input in place, as the transfer knobs say, in the input's memory format.
   void feed(models::Batch& batch) {
+    adopt_input_format(batch);
+    const auto format = *input_format_;
     if (varying_base_.defined()) {
       // A new resolution each step (32 sizes, 8 pixels apart, from 3/4 of the original): cuDNN's
       // autotuner meets shapes it has not tuned throughout the measured region, as with
       // variable-size inputs, instead of a few it tuned during warm-up.
       const int64_t side = min_side_ + 8 * (cycle_++ % 32);
       batch.inputs[0] = at::upsample_bilinear2d(varying_base_, {side, side},
-                                                /*align_corners=*/false);
+                                                /*align_corners=*/false)
+                            .contiguous(format);
     } else if (has("on_device_alloc")) {
       created_on_device_ = settings_["on_device_alloc"] == true;
-      batch.inputs[0] = created_on_device_
-                            ? fresh_like(batch.inputs[0], high_, device_)
-                            : fresh_like(batch.inputs[0], high_, torch::kCPU).to(device_);
+      batch.inputs[0] =
+          created_on_device_
+              ? fresh_like(batch.inputs[0], high_, device_).contiguous(format)
+              : fresh_like(batch.inputs[0], high_, torch::kCPU).contiguous(format).to(device_);
     } else if (copy_each_step_ && !overlap_) {
       buffers_[0].copy_(host_, /*non_blocking=*/pinned_);
       batch.inputs[0] = buffers_[0];
     } else if (overlap_) {
       // Step k computes on buffer k % 2, filled one step ahead on the copy stream; the copy into
       // the other buffer waits until the step that last read it has been queued.
+      // (consumed_[cur] is recorded in wrap(), after the step's kernels are queued.)
       auto compute = c10::cuda::getCurrentCUDAStream(device_.index());
       const size_t cur = size_t(cycle_++) % 2, next = 1 - cur;
-      ready_[cur].block(compute);
+      cur_ = cur;
+      ready_[cur]->block(compute);
       batch.inputs[0] = buffers_[cur];
-      consumed_[next].block(copy_stream_.value());
+      consumed_[next]->block(copy_stream_.value());
       {
         c10::cuda::CUDAStreamGuard guard(copy_stream_.value());
         buffers_[next].copy_(host_, /*non_blocking=*/true);
-        ready_[next].record(copy_stream_.value());
+        ready_[next]->record(copy_stream_.value());
       }
-      consumed_[cur].record(compute);
     }
     if (measuring_) shapes_seen_.insert(batch.inputs[0].sizes().vec());
   }
@@ -318,7 +379,13 @@ class CudaTrial : public device_trial::DeviceTrial {
   bool pinned_ = false, copy_each_step_ = false, overlap_ = false, created_on_device_ = false;
   torch::Tensor host_;
   torch::Tensor buffers_[2];
-  Event ready_[2], consumed_[2];
+  std::optional<Event> ready_[2], consumed_[2];  // made in prepare(), on the trial's GPU
+  size_t cur_ = 0;                               // the buffer the current step reads
+  std::optional<at::MemoryFormat> input_format_;
+  device_trial::Step step_;
+  models::Batch* batch_ = nullptr;
+  nvml::Gpu gpu_;
+  int64_t peak_bytes_ = -1, reserved_peak_bytes_ = -1;
   std::optional<c10::cuda::CUDAStream> copy_stream_;
   torch::Tensor varying_base_;
   int64_t min_side_ = 32;
