@@ -33,7 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-
 std::string new_uuid() {
   std::random_device rd;
   std::mt19937_64 gen((uint64_t(rd()) << 32) ^ rd() ^

@@ -1175,7 +1175,7 @@ TEST_F(StorageTest, StorageCudaMemoryEffectsCompareTheDevicesPeak) {
       spec.knob = knob;
       spec.settings = {{knob, on}, {"device", "cuda"}};
       TrialResult r = make_result("ok", {0.01, 0.0101, 0.0099});
-      r.evidence["tensor_peak_bytes"] = 1000;             // host scalars: the same in both arms
+      r.evidence["tensor_peak_bytes"] = 1000;                // host scalars: the same in both arms
       r.device_peak_bytes = on ? 400'000'000 : 800'000'000;  // allocated: halved by ON
       r.evidence["device_reserved_peak_bytes"] = on ? 500'000'000 : 2'000'000'000;  // a quarter
       db.store_trial(run.uuid, spec, r);

@@ -272,8 +272,7 @@ class CudaTrial : public device_trial::DeviceTrial {
         reserved_peak_bytes_ >= 0 ? reserved_peak_bytes_ : device::reserved_peak_bytes(device_);
     e["gpu_pci_bus_id"] = gpu_.pci_bus_id;
     if (input_format_) {
-      e["step_input_channels_last"] =
-          *input_format_ == at::MemoryFormat::ChannelsLast;
+      e["step_input_channels_last"] = *input_format_ == at::MemoryFormat::ChannelsLast;
     }
     if (energy_per_item_) {
       e["gpu_energy_joules_per_item"] = *energy_per_item_;
