@@ -104,13 +104,17 @@ std::string format_floors(const std::vector<storage::Database::NoiseFloor>& floo
   std::string out = fmt::format(
       "noise floors from {} A/A runs (calibrated {}): run-to-run spread of the median, and the "
       "smallest slowdown detected with probability {:.0f} % at a {:.1f} % false-alarm rate per "
-      "run against {} baseline runs\n",
+      "run against {} baseline runs, on the quieter history (absolute, or relative to the "
+      "reference kernel timed beside the samples)\n",
       f0.run_uuids.size(), f0.calibrated_at, 100 * f0.power, 100 * f0.false_alarm,
       f0.baseline_runs);
-  out += fmt::format("  {:<44} {:<10} {:>10} {:>12}\n", "benchmark", "arm", "spread", "detectable");
+  out += fmt::format("  {:<44} {:<10} {:>10} {:>10} {:>12}\n", "benchmark", "arm", "absolute",
+                     "relative", "detectable");
   for (const auto& f : floors) {
-    out += fmt::format("  {:<44} {:<10} {:>10} {:>12}\n", f.experiment, f.arm,
-                       format_percent(std::expm1(f.sigma_log)), format_percent(f.min_detectable));
+    out += fmt::format("  {:<44} {:<10} {:>10} {:>10} {:>12}\n", f.experiment, f.arm,
+                       format_percent(std::expm1(f.sigma_log)),
+                       format_percent(std::expm1(f.sigma_log_relative)),
+                       format_percent(f.min_detectable));
   }
   return out;
 }

@@ -84,6 +84,31 @@ std::map<Key, stats::Groups> groups_of(const storage::Database& db, const std::s
   return out;
 }
 
+// Each benchmark's samples relative to the reference kernel timed in the same process
+// (core/reference.h): a trial's samples divided by the median of its reference times. A benchmark
+// is here only when every ok trial of it has reference times (runs stored before schema
+// version 6 have none).
+std::map<Key, stats::Groups> relative_groups_of(const storage::Database& db,
+                                                const std::string& uuid) {
+  std::map<Key, stats::Groups> out;
+  std::set<Key> without;
+  for (const auto& t : db.trials(uuid)) {
+    if (t.result.status != "ok") continue;
+    const Key key{t.spec.experiment, t.spec.arm};
+    const double reference =
+        t.result.reference_seconds.empty() ? NAN : stats::median(t.result.reference_seconds);
+    if (!(reference > 0)) {
+      without.insert(key);
+      continue;
+    }
+    std::vector<double> relative;
+    for (double seconds : t.result.sample_seconds) relative.push_back(seconds / reference);
+    out[key].push_back(std::move(relative));
+  }
+  for (const auto& key : without) out.erase(key);
+  return out;
+}
+
 double median_of(const stats::Groups& groups) {
   std::vector<double> all;
   for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
@@ -133,7 +158,15 @@ std::string md_escape(const std::string& s) {
 
 bool Report::regressed() const {
   for (const auto& b : benchmarks) {
-    if (b.judgement.status == "regression") return true;
+    if (b.status == "regression") return true;
+  }
+  return false;
+}
+
+bool Report::unknown() const {
+  if (regressed()) return false;
+  for (const auto& b : benchmarks) {
+    if (b.status == "unknown") return true;
   }
   return false;
 }
@@ -223,20 +256,32 @@ Report check(const storage::Database& db, const Options& options) {
         report.run_uuid, run.record.suite_name, options.across_software ? "" : " and software",
         options.baseline));
   }
+  if (!(options.flag_level > 0 && options.flag_level < 0.5)) {
+    throw std::invalid_argument("--flag-level must be a percentage above 0 and below 50");
+  }
+  report.flag_level = options.flag_level;
   const auto current = groups_of(db, report.run_uuid);
-  std::map<Key, stats::Groups> baseline;
-  std::map<Key, int> baseline_runs_with;
+  const auto current_relative = relative_groups_of(db, report.run_uuid);
+  // Both histories of the baseline window: every run's groups pooled, and each run's median.
+  std::map<Key, stats::Groups> baseline, baseline_relative;
+  std::map<Key, int> baseline_runs_with, relative_runs_with;
+  std::map<Key, std::vector<double>> run_medians, run_medians_relative;
   for (const auto& uuid : report.baseline_uuids) {
     for (auto& [key, groups] : groups_of(db, uuid)) {
+      run_medians[key].push_back(median_of(groups));
       auto& all = baseline[key];
       all.insert(all.end(), groups.begin(), groups.end());
       ++baseline_runs_with[key];
     }
+    for (auto& [key, groups] : relative_groups_of(db, uuid)) {
+      run_medians_relative[key].push_back(median_of(groups));
+      auto& all = baseline_relative[key];
+      all.insert(all.end(), groups.begin(), groups.end());
+      ++relative_runs_with[key];
+    }
   }
-  std::map<Key, detect::Floor> floors;
-  for (const auto& f : db.noise_floors(report.run_uuid)) {
-    floors[{f.experiment, f.arm}] = detect::Floor{f.sigma_log, int(f.run_uuids.size())};
-  }
+  std::map<Key, storage::Database::NoiseFloor> floors;
+  for (const auto& f : db.noise_floors(report.run_uuid)) floors[{f.experiment, f.arm}] = f;
   report.calibrated = !floors.empty();
   // --false-alarm is the chance that a night without any change raises an alarm somewhere in
   // the suite: split evenly over the benchmarks compared (Bonferroni), or a suite of 50
@@ -252,20 +297,56 @@ Report check(const storage::Database& db, const Options& options) {
     b.experiment = key.first;
     b.arm = key.second;
     auto it = baseline.find(key);
-    std::optional<detect::Floor> floor;
-    if (auto f = floors.find(key); f != floors.end()) floor = f->second;
     if (it == baseline.end()) {
       b.judgement.status = "no baseline";
       b.judgement.critical = NAN;
       b.judgement.effect = stats::Effect{NAN, NAN, NAN, 0.95, 0, stats::Verdict::insufficient, ""};
-    } else {
-      b.baseline_runs = baseline_runs_with[key];
-      b.judgement = detect::judge(it->second, groups, b.baseline_runs, floor, detect_options);
-      if (floor) {
-        b.min_detectable =
-            detect::min_detectable(*floor, b.baseline_runs, detect_options.false_alarm, 0.8);
-      }
+      b.status = b.judgement.status;
+      report.benchmarks.push_back(b);
+      continue;
     }
+    b.baseline_runs = baseline_runs_with[key];
+    // Relative is possible when this run and every baseline run with the benchmark have it.
+    const bool relative_possible =
+        current_relative.count(key) && relative_runs_with[key] == b.baseline_runs;
+    std::optional<detect::Floor> floor;
+    if (auto f = floors.find(key); f != floors.end()) {
+      const auto& nf = f->second;
+      const bool relative = relative_possible && std::isfinite(nf.sigma_log_relative) &&
+                            nf.sigma_log_relative < nf.sigma_log;
+      b.basis = {relative ? "relative" : "absolute",
+                 relative ? nf.sigma_log_relative : nf.sigma_log,
+                 relative ? nf.sigma_log : nf.sigma_log_relative, "calibration"};
+      floor = detect::Floor{b.basis.sigma_log, int(nf.run_uuids.size())};
+    } else if (run_medians[key].size() >= 3) {
+      // Not calibrated: the baseline window's own spread says which history is quieter. It
+      // chooses the basis and sets stage 1's flag; the strict test stays the calibrated one.
+      const double absolute = detect::sigma_of_runs(run_medians[key]);
+      const double relative =
+          relative_possible ? detect::sigma_of_runs(run_medians_relative[key]) : NAN;
+      const bool use_relative = std::isfinite(relative) && relative < absolute;
+      b.basis = {use_relative ? "relative" : "absolute", use_relative ? relative : absolute,
+                 use_relative ? absolute : relative, "baseline window"};
+    }
+    const bool relative = b.basis.name == "relative";
+    const stats::Groups& base = relative ? baseline_relative[key] : it->second;
+    const stats::Groups& now = relative ? current_relative.at(key) : groups;
+    b.judgement = detect::judge(base, now, b.baseline_runs, floor, detect_options);
+    if (floor) {
+      b.min_detectable =
+          detect::min_detectable(*floor, b.baseline_runs, detect_options.false_alarm, 0.8);
+    }
+    // Stage 1's flag: the calibrated floor, else the window's spread, else the threshold alone.
+    std::optional<detect::Floor> flag_floor = floor;
+    if (!flag_floor && std::isfinite(b.basis.sigma_log)) {
+      flag_floor = detect::Floor{b.basis.sigma_log, int(run_medians[key].size())};
+    }
+    b.flag_ratio =
+        detect::flag_ratio(flag_floor, b.baseline_runs, options.flag_level, options.threshold);
+    b.flagged = options.flag_all || b.judgement.status == "regression" ||
+                detect::flag(b.judgement.effect.ratio, flag_floor, b.baseline_runs,
+                             options.flag_level, options.threshold);
+    b.status = b.judgement.status;
     report.benchmarks.push_back(b);
   }
 
@@ -277,7 +358,16 @@ Report check(const storage::Database& db, const Options& options) {
 std::vector<storage::Database::Finding> Report::findings() const {
   std::vector<storage::Database::Finding> out;
   for (const auto& b : benchmarks) {
-    if (b.judgement.status != "regression") continue;
+    if (b.status != "regression") continue;
+    if (b.confirmation) {
+      const auto& c = *b.confirmation;
+      out.push_back({b.experiment, b.arm, "regression", c.ratio, c.lo, c.hi,
+                     fmt::format("confirmed by a paired A/B against the last-good build {} (run "
+                                 "{}): {}; against history ({}): {}",
+                                 c.last_good, c.run_uuid, c.decision.why, b.basis.name,
+                                 stats::format_effect(b.judgement.effect))});
+      continue;
+    }
     const auto& e = b.judgement.effect;
     out.push_back({b.experiment, b.arm, "regression", e.ratio, e.lo, e.hi,
                    "slower than the baseline: " + stats::format_effect(e)});
@@ -303,17 +393,35 @@ std::string format(const Report& r, const std::string& format) {
     json benchmarks = json::array();
     for (const auto& b : r.benchmarks) {
       const auto& e = b.judgement.effect;
+      json confirmation = nullptr;
+      if (b.confirmation) {
+        const auto& c = *b.confirmation;
+        confirmation = {{"run", c.run_uuid},     {"last_good", c.last_good},
+                        {"ratio", num(c.ratio)}, {"lo", num(c.lo)},
+                        {"hi", num(c.hi)},       {"half_width", num(c.half_width)},
+                        {"workers", c.workers},  {"pairs", c.pairs},
+                        {"dropped", c.dropped},  {"status", c.decision.status},
+                        {"why", c.decision.why}};
+      }
       benchmarks.push_back({{"experiment", b.experiment},
                             {"arm", b.arm},
-                            {"status", b.judgement.status},
+                            {"status", b.status},
+                            {"history_status", b.judgement.status},
                             {"ratio", num(e.ratio)},
                             {"lo", num(e.lo)},
                             {"hi", num(e.hi)},
+                            {"basis", b.basis.name},
+                            {"basis_sigma_log", num(b.basis.sigma_log)},
+                            {"other_sigma_log", num(b.basis.other_sigma_log)},
+                            {"basis_source", b.basis.source},
+                            {"flagged", b.flagged},
+                            {"flag_ratio", num(b.flag_ratio)},
                             {"noise_floor_ratio", num(b.judgement.critical)},
                             {"min_detectable", num(b.min_detectable)},
                             {"baseline_runs", b.baseline_runs},
                             {"why", b.judgement.why},
-                            {"note", e.note}});
+                            {"note", e.note},
+                            {"confirmation", confirmation}});
     }
     json steps = json::array();
     for (const auto& s : r.steps) {
@@ -326,31 +434,40 @@ std::string format(const Report& r, const std::string& format) {
                        {"hi", s.step.hi},
                        {"p_value", s.step.p_value}});
     }
-    return json{{"run", r.run_uuid},
-                {"baseline", r.baseline_uuids},
-                {"threshold", r.threshold},
-                {"false_alarm", r.false_alarm},
-                {"calibrated", r.calibrated},
-                {"regressed", r.regressed()},
-                {"benchmarks", benchmarks},
-                {"step_changes", steps},
-                {"stopped_helping", r.stopped_helping}}
+    return json{{"run", r.run_uuid},          {"baseline", r.baseline_uuids},
+                {"threshold", r.threshold},   {"false_alarm", r.false_alarm},
+                {"calibrated", r.calibrated}, {"flag_level", r.flag_level},
+                {"confirmed", r.confirmed},   {"regressed", r.regressed()},
+                {"unknown", r.unknown()},     {"benchmarks", benchmarks},
+                {"step_changes", steps},      {"stopped_helping", r.stopped_helping}}
                .dump(2) +
            "\n";
   }
   if (format == "junit") {
-    int failures = 0;
-    for (const auto& b : r.benchmarks) failures += b.judgement.status == "regression";
+    int failures = 0, errors = 0;
+    for (const auto& b : r.benchmarks) {
+      failures += b.status == "regression";
+      errors += b.status == "unknown";
+    }
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += fmt::format("<testsuite name=\"tunebench check {}\" tests=\"{}\" failures=\"{}\">\n",
-                       xml_escape(r.run_uuid), r.benchmarks.size(), failures);
+    out += fmt::format(
+        "<testsuite name=\"tunebench check {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+        xml_escape(r.run_uuid), r.benchmarks.size(), failures, errors);
     for (const auto& b : r.benchmarks) {
       out += fmt::format("  <testcase classname=\"{}\" name=\"{}\">", xml_escape(b.experiment),
                          xml_escape(b.arm));
-      if (b.judgement.status == "regression") {
-        out += fmt::format(
-            "<failure message=\"{}\"/>",
-            xml_escape("slower than the baseline: " + stats::format_effect(b.judgement.effect)));
+      if (b.status == "regression") {
+        out +=
+            fmt::format("<failure message=\"{}\"/>",
+                        xml_escape(b.confirmation ? "confirmed against the last-good build: " +
+                                                        b.confirmation->decision.why
+                                                  : "slower than the baseline: " +
+                                                        stats::format_effect(b.judgement.effect)));
+      } else if (b.status == "unknown") {
+        out += fmt::format("<error message=\"{}\"/>",
+                           xml_escape("flagged, and the A/B against the last-good build could not "
+                                      "decide: " +
+                                      b.confirmation->decision.why));
       } else if (b.judgement.status == "no baseline") {
         out += "<skipped message=\"no baseline\"/>";
       }
@@ -365,36 +482,65 @@ std::string format(const Report& r, const std::string& format) {
   std::string out = fmt::format(
       "{}run {} against {} baseline run(s); threshold {:.0f} %; false-alarm rate {:.1f} % per run "
       "({:.2f} % per benchmark); ratio = run / baseline of the median time per iteration "
-      "[95 % interval]; floor = the noise floor's critical ratio; detectable = smallest slowdown "
-      "found 80 % of the time\n",
+      "[95 % interval], on the basis's history (absolute: seconds; relative: seconds / the "
+      "reference kernel timed beside them); σ = night-to-night sd of ln(run median) on that "
+      "basis; flag = stage 1 flags beyond this ratio ({:.0f} % one-sided); floor = the noise "
+      "floor's critical ratio; detectable = smallest slowdown found 80 % of the time\n",
       md ? "**tunebench check** " : "", r.run_uuid, r.baseline_uuids.size(), 100 * r.threshold,
-      100 * r.false_alarm, 100 * r.per_benchmark_false_alarm);
+      100 * r.false_alarm, 100 * r.per_benchmark_false_alarm, 100 * r.flag_level);
   out += r.calibrated
-             ? "noise floors: calibrated (tunebench calibrate)\n\n"
+             ? "noise floors: calibrated (tunebench calibrate)\n"
              : "noise floors: not calibrated on this host and software — only each "
-               "run's own noise is known; run `tunebench calibrate` for quieter alerts\n\n";
+               "run's own noise and the baseline window's spread are known; run `tunebench "
+               "calibrate` for quieter alerts\n";
+  out += r.confirmed ? "stage 2: every flagged benchmark confirmed by a paired A/B against the "
+                       "last-good build, this night\n\n"
+                     : "stage 2: not run (give --confirm-with LAST_GOOD_BUILD); the status is "
+                       "stage 1's\n\n";
   if (md) {
     out +=
-        "| benchmark | arm | ratio [95 % interval] | floor | detectable | status |\n"
-        "|---|---|---|---|---|---|\n";
+        "| benchmark | arm | ratio [95 % interval] | basis (σ) | flag | floor | detectable | "
+        "status |\n"
+        "|---|---|---|---|---|---|---|---|\n";
   } else {
-    out += fmt::format("{:<44} {:<10} {:<34} {:>8} {:>10}  {}\n", "benchmark", "arm",
-                       "ratio [95 % interval]", "floor", "detectable", "status");
+    out +=
+        fmt::format("{:<44} {:<10} {:<34} {:<17} {:>8} {:>8} {:>10}  {}\n", "benchmark", "arm",
+                    "ratio [95 % interval]", "basis (σ)", "flag", "floor", "detectable", "status");
   }
   for (const auto& b : r.benchmarks) {
     const std::string effect =
         b.judgement.status == "no baseline" ? "-" : stats::format_effect(b.judgement.effect);
     const std::string floor =
         std::isfinite(b.judgement.critical) ? fmt::format("{:.3f}x", b.judgement.critical) : "-";
-    std::string status = b.judgement.status;
+    const std::string basis =
+        std::isfinite(b.basis.sigma_log)
+            ? fmt::format("{} ({:.1f} %)", b.basis.name, 100 * b.basis.sigma_log)
+            : b.basis.name;
+    const std::string flag = std::isfinite(b.flag_ratio)
+                                 ? fmt::format("{}{:.3f}x", b.flagged ? "*" : "", b.flag_ratio)
+                                 : "-";
+    std::string status = b.status;
     if (status == "unchanged" && !b.judgement.why.empty() && b.judgement.effect.ratio > 1) {
       status += " (" + b.judgement.why.front() + ")";
     }
-    out += md ? fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_escape(b.experiment),
-                            md_escape(b.arm), effect, floor,
-                            analysis::format_percent(b.min_detectable), status)
-              : fmt::format("{:<44} {:<10} {:<34} {:>8} {:>10}  {}\n", b.experiment, b.arm, effect,
-                            floor, analysis::format_percent(b.min_detectable), status);
+    if (b.confirmation) status += ": " + b.confirmation->decision.why;
+    out += md ? fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_escape(b.experiment),
+                            md_escape(b.arm), effect, basis, flag, floor,
+                            analysis::format_percent(b.min_detectable), md_escape(status))
+              : fmt::format("{:<44} {:<10} {:<34} {:<17} {:>8} {:>8} {:>10}  {}\n", b.experiment,
+                            b.arm, effect, basis, flag, floor,
+                            analysis::format_percent(b.min_detectable), status);
+  }
+  for (const auto& b : r.benchmarks) {
+    if (!b.confirmation) continue;
+    const auto& c = *b.confirmation;
+    out += fmt::format(
+        "{}A/B {} {}: this build / last-good {} = {} after {} workers ({} pairs kept, {} dropped), "
+        "run {}\n",
+        md ? "\n- " : "", md ? md_escape(b.experiment) : b.experiment, b.arm, c.last_good,
+        std::isfinite(c.lo) ? fmt::format("{:.4f}x [{:.4f}, {:.4f}]", c.ratio, c.lo, c.hi)
+                            : "no interval",
+        c.workers, c.pairs, c.dropped, c.run_uuid);
   }
   for (const auto& s : r.steps) {
     out += fmt::format(
@@ -404,9 +550,17 @@ std::string format(const Report& r, const std::string& format) {
   }
   for (const auto& s : r.stopped_helping)
     out += (md ? "\n- stopped helping: " : "stopped helping: ") + s + "\n";
-  out += r.regressed() ? "\nREGRESSION: at least one benchmark is slower than its baseline beyond "
-                         "its noise and the threshold\n"
-                       : "\nno regression\n";
+  if (r.regressed()) {
+    out += r.confirmed ? "\nREGRESSION: confirmed by a paired A/B against the last-good build\n"
+                       : "\nREGRESSION: at least one benchmark is slower than its baseline "
+                         "beyond its noise and the threshold\n";
+  } else if (r.unknown()) {
+    out +=
+        "\nUNKNOWN: a flagged benchmark's A/B could not decide within its budget; run the "
+        "check again (it adds a new A/B) or raise --confirm-budget\n";
+  } else {
+    out += "\nno regression\n";
+  }
   return out;
 }
 
@@ -419,7 +573,8 @@ std::vector<storage::Database::NoiseFloor> calibrate(const storage::Database& db
         "calibration needs at least 3 finished A/A runs of the suite, got {}", run_uuids.size()));
   }
   const auto first = db.run(run_uuids.front());
-  std::map<Key, std::vector<double>> medians;
+  // Each benchmark's run medians, absolute and relative to the reference kernel.
+  std::map<Key, std::vector<double>> medians, relative_medians;
   for (const auto& uuid : run_uuids) {
     const auto r = db.run(uuid);
     if (!finished(r)) {
@@ -437,6 +592,10 @@ std::vector<storage::Database::NoiseFloor> calibrate(const storage::Database& db
       const double m = median_of(groups);
       if (std::isfinite(m) && m > 0) medians[key].push_back(m);
     }
+    for (const auto& [key, groups] : relative_groups_of(db, uuid)) {
+      const double m = median_of(groups);
+      if (std::isfinite(m) && m > 0) relative_medians[key].push_back(m);
+    }
   }
   std::vector<storage::Database::NoiseFloor> floors;
   // The false-alarm rate is per run, split over the benchmarks as check splits it.
@@ -448,11 +607,20 @@ std::vector<storage::Database::NoiseFloor> calibrate(const storage::Database& db
     f.arm = key.second;
     f.run_uuids = run_uuids;
     f.sigma_log = detect::sigma_of_runs(values);
+    // Relative noise where every run that has the benchmark has its reference times too.
+    if (const auto rel = relative_medians.find(key);
+        rel != relative_medians.end() && rel->second.size() == values.size()) {
+      f.sigma_log_relative = detect::sigma_of_runs(rel->second);
+    }
     f.false_alarm = settings.false_alarm;
     f.power = settings.power;
     f.baseline_runs = settings.baseline_runs;
-    f.min_detectable = detect::min_detectable(
-        {f.sigma_log, int(values.size())}, settings.baseline_runs, per_benchmark, settings.power);
+    // check uses the quieter of the two histories: so does what it can detect.
+    const double sigma = std::isfinite(f.sigma_log_relative)
+                             ? std::min(f.sigma_log, f.sigma_log_relative)
+                             : f.sigma_log;
+    f.min_detectable = detect::min_detectable({sigma, int(values.size())}, settings.baseline_runs,
+                                              per_benchmark, settings.power);
     f.calibrated_at = calibrated_at;
     floors.push_back(std::move(f));
   }

@@ -5,6 +5,7 @@
 // stopped helping; noise floors from repeated A/A runs; two runs or two hosts side by side.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,47 @@ struct Options {
   bool across_software = false;  // compare with other LibTorch/tunebench versions too
   int history = 30;              // runs searched for step changes (current one included)
   int recent = 5;                // a step is reported while it began in the last `recent` runs
+  // Stage 1 of the two-stage check (issue #17): the one-sided false-alarm level per benchmark at
+  // which a benchmark is flagged for stage 2, a same-night paired A/B against the last-good
+  // build (app/confirm.h). Lenient on purpose: stage 2 decides.
+  double flag_level = 0.2;
+  bool flag_all = false;  // flag every benchmark with a baseline (a release gate: A/B them all)
+};
+
+// Which history a benchmark is compared on: its time per iteration ("absolute"), or that time
+// divided by the reference kernel timed beside it in the same processes ("relative",
+// core/reference.h). The quieter night to night wins: by the calibration where there is one,
+// else by the spread of the baseline window's runs (at least 3), else absolute.
+struct Basis {
+  std::string name = "absolute";  // "absolute" or "relative"
+  double sigma_log = NAN;         // night-to-night sd of ln(run median) on this basis
+  double other_sigma_log = NAN;   // the same on the other basis (NaN when unknown)
+  std::string source;             // "calibration", "baseline window" or "" (unknown)
+};
+
+// Stage 2's answer for one flagged benchmark: a paired A/B (the last-good build OFF, this build
+// ON), stored as a run of its own.
+struct Confirmation {
+  std::string run_uuid;                    // the A/B run
+  std::string last_good;                   // the executable compared with
+  double ratio = NAN, lo = NAN, hi = NAN;  // this build / last-good, 95 % interval
+  double half_width = NAN;
+  int workers = 0, pairs = 0, dropped = 0;
+  detect::Decision decision;
 };
 
 struct BenchmarkCheck {
   std::string experiment, arm;
-  detect::Judgement judgement;  // ratio run / baseline, interval, status, why
+  detect::Judgement judgement;  // stage 1: ratio run / baseline, interval, status, why
   int baseline_runs = 0;
   double min_detectable = NAN;  // from the calibration, NaN when not calibrated
+  Basis basis;
+  bool flagged = false;                      // stage 1 asks stage 2 to confirm
+  double flag_ratio = NAN;                   // the ratio beyond which stage 1 flags
+  std::optional<Confirmation> confirmation;  // stage 2, when it ran
+  // The verdict: stage 1's status without stage 2; with it, "unchanged" (not flagged),
+  // "regression", "no regression" (beyond the threshold) or "unknown".
+  std::string status;
 };
 
 struct StepChange {
@@ -47,7 +82,10 @@ struct Report {
   std::vector<BenchmarkCheck> benchmarks;
   std::vector<StepChange> steps;
   std::vector<std::string> stopped_helping;  // "knob experiment: helps → no measurable effect"
+  double flag_level = 0;
+  bool confirmed = false;  // stage 2 ran for the flagged benchmarks (--confirm-with)
   bool regressed() const;
+  bool unknown() const;  // some benchmark's stage 2 could not decide, none regressed
   // What `regressions` stores: regressions, step changes and knobs that stopped helping.
   std::vector<storage::Database::Finding> findings() const;
 };

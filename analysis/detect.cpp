@@ -73,6 +73,43 @@ double sigma_of_runs(const std::vector<double>& run_medians) {
   return stats::summarize(logs).stddev;
 }
 
+double flag_ratio(const std::optional<Floor>& floor, int baseline_runs, double flag_level,
+                  double threshold) {
+  if (!(flag_level > 0 && flag_level < 0.5)) {
+    throw std::invalid_argument(
+        fmt::format("the flag level must be above 0 and below 0.5, got {}", flag_level));
+  }
+  if (!floor) return 1 + threshold / 2;
+  return critical_ratio(*floor, baseline_runs, flag_level);
+}
+
+bool flag(double ratio, const std::optional<Floor>& floor, int baseline_runs, double flag_level,
+          double threshold) {
+  return std::isfinite(ratio) && ratio > flag_ratio(floor, baseline_runs, flag_level, threshold);
+}
+
+Decision decide(double ratio, double lo, double hi, double threshold) {
+  const std::string limit = fmt::format("{:.1f} %", 100 * threshold);
+  if (!(std::isfinite(lo) && std::isfinite(hi) && lo > 0 && std::isfinite(ratio))) {
+    return {"unknown", "no interval (too few workers with pairs kept)"};
+  }
+  const std::string shown = fmt::format("{:.4f}x [{:.4f}, {:.4f}]", ratio, lo, hi);
+  if (hi < 1 + threshold) {
+    return {"no regression", lo > 1 ? fmt::format("{}: slower, but by less than {}", shown, limit)
+                                    : fmt::format("{}: not slower by {} or more", shown, limit)};
+  }
+  if (lo > 1) return {"regression", fmt::format("{}: slower than the last-good build", shown)};
+  return {"unknown", fmt::format("{}: holds both no change and a slowdown of {}", shown, limit)};
+}
+
+double confirm_target(double threshold) {
+  if (!(threshold > 0 && threshold < 1)) {
+    throw std::invalid_argument(
+        fmt::format("the threshold must be above 0 and below 1, got {}", threshold));
+  }
+  return 0.98 * (std::sqrt(1 + threshold) - 1);
+}
+
 double critical_ratio(const Floor& floor, int baseline_runs, double false_alarm) {
   require_floor(floor, baseline_runs);
   const double t = t_quantile(1 - false_alarm, floor.runs - 1);

@@ -60,6 +60,37 @@ struct Judgement {
 Judgement judge(const stats::Groups& baseline, const stats::Groups& run, int baseline_runs,
                 const std::optional<Floor>& floor, const Options& options);
 
+// The two-stage check (issue #17). Stage 1 compares a run with its history and flags leniently;
+// stage 2 confirms a flag the same night with a paired A/B of the last-good build (OFF) against
+// this build (ON), sampling on until its interval decides (Chromium Pinpoint answers SAME /
+// DIFFERENT / UNKNOWN the same way).
+
+// Stage 1: whether the ratio run / baseline is flagged. With a noise floor (calibrated, or the
+// baseline window's spread): beyond its critical ratio at `flag_level` (one-sided). Without one:
+// beyond 1 + threshold / 2.
+bool flag(double ratio, const std::optional<Floor>& floor, int baseline_runs, double flag_level,
+          double threshold);
+// The ratio beyond which flag() flags.
+double flag_ratio(const std::optional<Floor>& floor, int baseline_runs, double flag_level,
+                  double threshold);
+
+// Stage 2's verdict from the A/B's effect (this build / last-good) and its interval:
+//   "no regression"  the interval's upper end is below 1 + threshold: slower by less than the
+//                    threshold, if at all;
+//   "regression"     otherwise, when the interval lies above 1: slower, possibly by the
+//                    threshold or more;
+//   "unknown"        the interval holds both 1 and 1 + threshold, or there is none.
+struct Decision {
+  std::string status;  // "regression", "no regression", "unknown"
+  std::string why;
+};
+Decision decide(double ratio, double lo, double hi, double threshold);
+// The half-width at which every interval decides: one that holds both 1 and 1 + threshold is
+// at least sqrt(1 + threshold) − 1 wide on each side, so sampling on to a little less (2 % less)
+// ends undecided only when its budget runs out. Sampling looks at the width only, never at the
+// answer (stats::paired::settled), which keeps the interval's coverage.
+double confirm_target(double threshold);
+
 // The most likely single step change in a series of run medians (oldest first): the split that
 // maximises the t statistic of the difference of mean log medians, with a permutation p-value
 // (the same statistic maximised over splits of shuffled series) and a bootstrap interval of the

@@ -130,12 +130,17 @@ Subcommand add_export(CLI::App& app) {
   return {cmd, [o] { return export_command(*o); }};
 }
 
-Subcommand add_check(CLI::App& app) {
+Subcommand add_check(CLI::App& app, const std::string& command_line) {
   auto o = make<CheckOptions>();
+  o->command_line = command_line;
   auto* cmd = app.add_subcommand(
       "check",
-      "Check a run for regressions against a baseline window of earlier runs of the same suite "
-      "on the same host and software; exit 0 none, 1 regression, 2 usage or data error");
+      "Check a run for regressions. Stage 1 compares each benchmark with a baseline window of "
+      "earlier runs of the same suite on the same host and software, on the quieter of its "
+      "absolute and reference-relative histories, and flags leniently; stage 2 (--confirm-with) "
+      "measures every flagged benchmark again the same night as a paired A/B of the last-good "
+      "build against this one and decides: regression, no regression beyond the threshold, or "
+      "unknown. Exit 0 no regression, 1 regression, 2 usage or data error, 3 unknown");
   add_db(cmd, o->db);
   cmd->add_option("--run", o->check.run, "run uuid (or a unique prefix) or 'latest'")
       ->capture_default_str();
@@ -154,6 +159,27 @@ Subcommand add_check(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-store", o->no_store,
                 "do not store the findings in the database's regressions table");
+  cmd->add_option("--flag-level", o->flag_level_pct,
+                  "stage 1: one-sided false-alarm level in per cent at which a benchmark is "
+                  "flagged for stage 2 (lenient: stage 2 decides)")
+      ->check(CLI::Range(0.1, 49.9))
+      ->capture_default_str();
+  cmd->add_flag("--confirm-all", o->check.flag_all,
+                "flag every benchmark that has a baseline, so that stage 2 measures each against "
+                "the last-good build (a release gate)");
+  cmd->add_option("--confirm-with", o->confirm_with,
+                  "stage 2: the kept last-good tunebench executable; every flagged benchmark runs "
+                  "as a paired A/B of it against this build, stored as a run labelled 'confirm'")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--confirm-budget", o->confirm_budget_s,
+                  "stage 2: seconds of workers per flagged benchmark before it answers 'unknown'")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--confirm-workers", o->confirm_workers,
+                  "stage 2: resident pairs planned per flagged benchmark before sampling on")
+      ->check(CLI::Range(3, 64))
+      ->capture_default_str();
+  cmd->add_flag("-q,--quiet", o->quiet, "stage 2: print no progress");
   return {cmd, [o] { return check_command(*o); }};
 }
 
@@ -284,7 +310,7 @@ int run(int argc, char** argv) {
                                             add_list(app),
                                             add_env(app),
                                             add_export(app),
-                                            add_check(app),
+                                            add_check(app, command_line),
                                             add_calibrate(app, command_line),
                                             add_merge(app),
                                             add_import(app),

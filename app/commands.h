@@ -54,8 +54,17 @@ struct CheckOptions {
   check::Options check;  // threshold and false_alarm are set from the per-cent values
   double threshold_pct = 5;
   double false_alarm_pct = 1;
+  double flag_level_pct = 20;  // stage 1's lenient level (check::Options::flag_level)
   bool no_store = false;
+  // Stage 2 (app/confirm.h): the last-good build to confirm flags against; empty: stage 1 only.
+  std::string confirm_with;
+  double confirm_budget_s = 240;
+  int confirm_workers = 4;
+  bool quiet = false;
+  std::string command_line;
 };
+// Exit codes: 0 no regression, 1 regression, 2 bad input, 3 unknown (stage 2 could not decide).
+inline constexpr int kExitUnknown = 3;
 int check_command(CheckOptions options);
 
 struct CalibrateOptions {

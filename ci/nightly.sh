@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# The nightly job: set up, build, run a suite labelled "nightly", check it against the baseline
-# window of earlier nights on this host and software, render the report, and exit with check's
-# status (0 no regression, 1 regression, 2 usage or data error).
+# The nightly job: set up, build, run a suite labelled "nightly", check it in two stages, render
+# the report, and exit with check's status (0 no regression, 1 regression, 2 usage or data error,
+# 3 unknown: a flagged benchmark's A/B could not decide within its budget).
 #
 #   ci/nightly.sh [--suite FILE] [--db FILE] [--out DIR] [--baseline last:N] [--threshold PCT]
-#                 [--calibrate N] [--skip-setup]
+#                 [--calibrate N] [--last-good DIR] [--confirm-budget S] [--skip-setup]
 #
+# Stage 1 compares every benchmark with the baseline window (on the quieter of its absolute and
+# reference-relative histories) and flags leniently; stage 2 runs each flagged benchmark again as
+# a paired A/B of the last-good build against tonight's (tunebench check --confirm-with).
+# --last-good DIR  where the last build that passed is kept (DIR/tunebench; default
+#                  results/last-good). A night that passes replaces it; a night without one runs
+#                  stage 1 alone and keeps its build. The example workflow caches it beside the
+#                  database.
+# --confirm-budget S  seconds of workers per flagged benchmark in stage 2 (default 240).
 # --calibrate N  first make N A/A runs of the suite and store its noise floors (do this once per
 #                host and software, e.g. after a LibTorch upgrade; check is quieter with them).
 # The first night has no baseline: it is stored, reported, and the job passes saying so.
@@ -21,6 +29,8 @@ out=reports/nightly
 baseline=last:5
 threshold=5
 calibrate=0
+last_good=results/last-good
+confirm_budget=240
 setup=1
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -30,8 +40,10 @@ while [[ $# -gt 0 ]]; do
     --baseline) baseline=$2; shift 2 ;;
     --threshold) threshold=$2; shift 2 ;;
     --calibrate) calibrate=$2; shift 2 ;;
+    --last-good) last_good=$2; shift 2 ;;
+    --confirm-budget) confirm_budget=$2; shift 2 ;;
     --skip-setup) setup=0; shift ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "ci/nightly.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -60,10 +72,19 @@ if [[ $run_status == 2 ]]; then
   exit 2
 fi
 
-echo "[nightly] checking against $baseline (threshold $threshold %)"
+stage2=()
+if [[ -x $last_good/tunebench ]]; then
+  stage2=(--confirm-with "$last_good/tunebench" --confirm-budget "$confirm_budget")
+  echo "[nightly] checking against $baseline (threshold $threshold %), flags confirmed against" \
+    "the last-good build in $last_good"
+else
+  echo "[nightly] checking against $baseline (threshold $threshold %); no last-good build in" \
+    "$last_good yet: stage 1 only"
+fi
 check_status=0
-$tb check --db "$db" --baseline "$baseline" --threshold "$threshold" --format md \
-  > "$out/check.md" 2> "$out/check.err" || check_status=$?
+$tb check --db "$db" --baseline "$baseline" --threshold "$threshold" --format md "${stage2[@]}" \
+  > "$out/check.md" 2> >(tee "$out/check.err" >&2) || check_status=$?
+wait $! 2> /dev/null || true  # the tee above has written all of check.err
 if [[ $check_status == 2 ]] && grep -q "no baseline for run" "$out/check.err"; then
   {
     echo "**tunebench check**: first night of this suite on this host and software — stored as"
@@ -76,6 +97,17 @@ fi
 cat "$out/check.md"
 if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
   cat "$out/check.md" >> "$GITHUB_STEP_SUMMARY"
+fi
+
+# A night that passes keeps its build as the last-good one (copied, then renamed into place, so
+# that a killed job never leaves half a binary).
+if [[ $check_status == 0 ]]; then
+  mkdir -p "$last_good"
+  cp "$tb" "$last_good/tunebench.new"
+  mv "$last_good/tunebench.new" "$last_good/tunebench"
+  echo "kept $(date -u +%FT%TZ) from $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+    > "$last_good/KEPT"
+  echo "[nightly] this build is now the last-good one ($last_good/tunebench)"
 fi
 
 echo "[nightly] report"

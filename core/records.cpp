@@ -98,6 +98,7 @@ json to_json(const TrialResult& r) {
               {"sample_seconds", r.sample_seconds},
               {"sample_cpu_seconds", r.sample_cpu_seconds},
               {"probe_seconds", r.probe_seconds},
+              {"reference_seconds", r.reference_seconds},
               {"peak_rss_bytes", r.peak_rss_bytes},
               {"page_faults_per_iteration", r.page_faults_per_iteration},
               {"device_peak_bytes", r.device_peak_bytes},
@@ -120,6 +121,7 @@ TrialResult trial_result_from_json(const json& j) {
     r.sample_seconds = j.value("sample_seconds", std::vector<double>{});
     r.sample_cpu_seconds = j.value("sample_cpu_seconds", std::vector<double>{});
     r.probe_seconds = j.value("probe_seconds", 0.0);
+    r.reference_seconds = j.value("reference_seconds", std::vector<double>{});
     r.peak_rss_bytes = j.value("peak_rss_bytes", int64_t{0});
     r.page_faults_per_iteration = j.value("page_faults_per_iteration", 0.0);
     r.device_peak_bytes = j.value("device_peak_bytes", int64_t{-1});

@@ -89,7 +89,11 @@ struct TrialResult {
   std::vector<double> sample_seconds;  // seconds per iteration, one per sample
   // Process CPU time per iteration (all threads) of each sample, where measured; empty otherwise.
   std::vector<double> sample_cpu_seconds;
-  double probe_seconds = 0;              // the fixed CPU probe timed just before the trial
+  double probe_seconds = 0;  // the fixed CPU probe timed just before the trial
+  // The reference kernel (core/reference.h) timed beside the samples, seconds per run: after
+  // each block of a paired arm, or twice before and twice after the measured region of a trial
+  // alone. Empty for trials stored before schema version 6.
+  std::vector<double> reference_seconds;
   int64_t peak_rss_bytes = 0;            // peak resident memory of the measured region
   double page_faults_per_iteration = 0;  // minor + major, measured region
   int64_t device_peak_bytes = -1;        // device allocator peak; −1 without a device

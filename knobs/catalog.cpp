@@ -163,6 +163,11 @@ const std::vector<Knob> kCatalog{
      "unbound → numactl --cpunodebind=0 --membind=0",
      "avoid cross-socket traffic (000)",
      {}, {}, false, true, kRounding, kTimeOnly},
+    {"worker_build", Family::process, kStart, kHost, "both",
+     "this tunebench build → another build's worker (a path per arm: yesterday's build, "
+     "another LibTorch)",
+     "(beyond the documents: software A/B, the same experiment run by two builds)",
+     {}, {}, "self", "self", kRounding, kTimeOnly},
     {"multi_instance", Family::distributed, kStart, kHost, "cpu",
      "one process with all cores → one instance per core group (pinned), throughput summed",
      "raises throughput (000)",

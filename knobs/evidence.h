@@ -20,6 +20,10 @@ inline constexpr const char* kAllocator = "allocator";
 inline constexpr const char* kCpuAffinity = "cpu_affinity";
 // The worker's NUMA memory policy: "default", "bind", "interleave", "preferred".
 inline constexpr const char* kNumaPolicy = "numa_policy";
+// The worker's own executable, the real path of /proc/self/exe (worker_build checks it).
+inline constexpr const char* kExecutable = "executable";
+// The LibTorch version the worker was built against, "2.15.0".
+inline constexpr const char* kTorchVersion = "torch_version";
 // Where the model's parameters were in the measured step: "cpu" or "cuda:N".
 inline constexpr const char* kDevice = "device";
 // The built model's structure, an object (Model::describe()). Its keys are below.

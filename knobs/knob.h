@@ -81,6 +81,8 @@ struct ProcessSetup {
   std::map<std::string, std::string> env;
   std::vector<std::string> preload;   // absolute library paths for LD_PRELOAD
   std::vector<std::string> launcher;  // a program the worker runs under (numactl), absolute path
+  // The tunebench executable that runs `worker` (worker_build): empty for the orchestrator's own.
+  std::string executable;
 };
 
 // The rules of one family of knobs. Every function gets the catalog row it is asked about (or the

@@ -1,9 +1,11 @@
 #include "knobs/process.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "knobs/knobs.h"
@@ -19,6 +21,35 @@ const char* const kNumactl = "/usr/bin/numactl";
 const std::vector<std::string> kAllocators{"glibc", "jemalloc", "jemalloc_nodecay", "tcmalloc"};
 
 json env_of(const json& evidence) { return fact(evidence, evidence::kEnv); }
+
+// worker_build's value for the orchestrator's own executable.
+const char* const kSelf = "self";
+
+void validate_worker_build(const json& value) {
+  if (!value.is_string() || value.get<std::string>().empty()) {
+    throw std::invalid_argument(
+        "must be \"self\" or the path of a tunebench executable (a build of this project)");
+  }
+}
+
+// Why worker_build's path cannot run here ("" when it can): a build that is not made on this
+// host makes the experiment not applicable, as a missing library does.
+std::string worker_build_missing(const json& settings) {
+  const json value = setting(settings, "worker_build");
+  if (!value.is_string() || value == kSelf) return "";
+  const std::string path = value;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0) return "";
+  return "worker_build '" + path + "' is not an executable file here (not built on this host?)";
+}
+
+// Whether `path` is an ELF binary (a wrapper script execs another file: its read-back names that).
+bool is_elf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return in && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
 
 void validate_allocator(const json& value) {
   if (!value.is_string() || std::find(kAllocators.begin(), kAllocators.end(),
@@ -85,6 +116,17 @@ void check_one(const std::string& id, const json& value, const json& evidence,
       wrong.push_back(
           "malloc_tunables=true but MALLOC_MMAP_MAX_ was not 0 in the worker's environment");
     }
+  } else if (id == "worker_build" && value != kSelf) {
+    // The worker names its own executable; a wrapper script is taken at its word.
+    std::error_code ec;
+    const auto expected = std::filesystem::weakly_canonical(value.get<std::string>(), ec);
+    const json ran = fact(evidence, evidence::kExecutable);
+    if (is_elf(value.get<std::string>()) &&
+        (!ran.is_string() || std::filesystem::path(ran.get<std::string>()) != expected)) {
+      wrong.push_back(
+          fmt::format("worker_build={} but the worker ran {}", value.dump(),
+                      ran.is_string() ? ran.get<std::string>() : "an unknown executable"));
+    }
   } else if (id == "numa_bind") {
     const bool bound = fact(evidence, evidence::kNumaPolicy) == "bind";
     if (bound != value.get<bool>()) {
@@ -97,8 +139,8 @@ void check_one(const std::string& id, const json& value, const json& evidence,
 class Rules final : public KnobRules {
  public:
   std::vector<std::string> ids() const override {
-    return {"omp_threads", "omp_affinity",    "omp_runtime",
-            "allocator",   "malloc_tunables", "numa_bind"};
+    return {"omp_threads",     "omp_affinity", "omp_runtime", "allocator",
+            "malloc_tunables", "numa_bind",    "worker_build"};
   }
 
   void validate_value(const Knob& knob, const json& value) const override {
@@ -107,12 +149,20 @@ class Rules final : public KnobRules {
       expect_integer(value, 1, 4096, "must be a thread count from 1 to 4096 or \"all\"");
     } else if (knob.id == "allocator") {
       validate_allocator(value);
+    } else if (knob.id == "worker_build") {
+      validate_worker_build(value);
     } else {
       KnobRules::validate_value(knob, value);
     }
   }
 
   json resolve(const Knob& knob, const json& value, const HostCaps& host) const override {
+    if (knob.id == "worker_build" && value != kSelf) {
+      // An absolute path, so that a resumed run or a stored trial names the same file.
+      std::error_code ec;
+      const auto absolute = std::filesystem::absolute(value.get<std::string>(), ec);
+      return ec ? value : json(absolute.lexically_normal().string());
+    }
     return knob.id == "omp_threads" && value == "all" ? json(host.cores) : value;
   }
 
@@ -134,6 +184,10 @@ class Rules final : public KnobRules {
 
   void process_setup(const json& settings, ProcessSetup& setup) const override;
 
+  std::string arm_not_applicable(const json& settings, int64_t, const HostCaps&) const override {
+    return worker_build_missing(settings);
+  }
+
   void check_evidence(const Knob& knob, const json& value, const json&, Mode, const json& evidence,
                       std::vector<std::string>& wrong) const override {
     check_one(knob.id, value, evidence, wrong);
@@ -149,6 +203,8 @@ class Rules final : public KnobRules {
     }
     if (e.contains(evidence::kAllocator))
       parts.push_back("allocator=" + e[evidence::kAllocator].get<std::string>());
+    if (e.contains(evidence::kTorchVersion))
+      parts.push_back("libtorch=" + e[evidence::kTorchVersion].get<std::string>());
     for (const auto& lib : fact(e, evidence::kMappedLibraries)) {
       if (lib.get<std::string>().rfind("libomp", 0) == 0)
         parts.push_back("openmp=" + lib.get<std::string>());
@@ -184,6 +240,9 @@ void Rules::process_setup(const json& settings, ProcessSetup& setup) const {
     setup.env["MALLOC_MMAP_MAX_"] = "0";
     setup.env["MALLOC_TRIM_THRESHOLD_"] = "68719476736";
     setup.env["MALLOC_TOP_PAD_"] = "268435456";
+  }
+  if (settings.contains("worker_build") && settings["worker_build"] != kSelf) {
+    setup.executable = settings["worker_build"].get<std::string>();
   }
   if (settings.contains("allocator")) {
     const std::string allocator = settings["allocator"];

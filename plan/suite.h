@@ -24,7 +24,8 @@
 // device ("cpu" or "cuda"; default "cuda" for a CUDA-only knob, else "cpu"), design ("processes",
 // "paired", "paired_processes" or "auto"; default "processes"), workers, blocks and block_samples
 // (a paired design's worker processes and their shape), budget_s and max_workers (how far a paired
-// experiment may sample beyond its workers to reach the ±2 % target). "aa": true makes an
+// experiment may sample beyond its workers to reach its target), target_pct (the half-width a
+// paired experiment samples on to, in per cent; default 2). "aa": true makes an
 // experiment an A/A control: both arms run the knob's ON setting, so its effect measures the noise
 // floor and should come out as "no measurable effect". "slowdown": PCT makes it a positive control:
 // both arms run the knob's ON setting and the ON arm busy-waits PCT % of every measured step
@@ -92,6 +93,10 @@ struct Experiment {
   // budget_s 0: the planned workers only. The rule looks at the width only (settled()).
   double budget_s = 60;
   int max_workers = 32;
+  // paired: the half-width sampling on aims for, as a fraction (the "target_pct" field, a
+  // percentage from 0.1 to 50; default 2: ±2 %). `tunebench check`'s confirmation sets it so that
+  // a settled interval always decides its question (analysis/detect.h, confirm_target).
+  double target = 0.02;
   bool aa = false;             // an A/A control: both arms run the knob's ON setting
   int slowdown = 0;            // a positive control: the ON arm PCT % slower (knobs.h)
   std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)

@@ -184,6 +184,11 @@ std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup&
       env[name] = entry.substr(eq + 1);
     }
   }
+  // The regression studies' slowed build (worker/trial.h, step_slowdown): this build's workers
+  // only; another build named by worker_build is the unslowed one it is compared with.
+  if (const char* v = std::getenv("TUNEBENCH_TEST_SLOWDOWN"); v && setup.executable.empty()) {
+    env["TUNEBENCH_TEST_SLOWDOWN"] = v;
+  }
   if (!env.count("PATH")) env["PATH"] = "/usr/bin:/bin";
   for (const auto& [k, v] : setup.env) env[k] = v;
   std::string preload;
@@ -350,7 +355,12 @@ struct Launch {
   int gpus = 0;
   Command command(const knobs::ProcessSetup& setup, const std::string& input) const {
     std::vector<std::string> argv = setup.launcher;
-    argv.push_back(setup.launcher.empty() ? exe : resolved_exe);
+    // worker_build names another build's executable (a software A/B); otherwise this run's.
+    if (!setup.executable.empty()) {
+      argv.push_back(setup.executable);
+    } else {
+      argv.push_back(setup.launcher.empty() ? exe : resolved_exe);
+    }
     argv.push_back("worker");
     return {argv, worker_environment(setup), input};
   }
@@ -427,13 +437,14 @@ std::vector<TrialResult> run_resident(const TrialSpec& off, const TrialSpec& on,
 struct Sampling {
   double budget_s = 0;
   int max_workers = 0;
+  double target = 0.02;  // the half-width to reach
 };
 using SamplingMap = std::map<std::string, Sampling>;
 
 SamplingMap sampling_of(const plan::Plan& plan) {
   SamplingMap out;
   for (const auto& [x, not_applicable] : plan.experiments) {
-    if (x.design != "processes") out[x.name] = {x.budget_s, x.max_workers};
+    if (x.design != "processes") out[x.name] = {x.budget_s, x.max_workers, x.target};
   }
   return out;
 }
@@ -569,7 +580,7 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
 
 // Sampling on (issue #14, "stop on precision"): after a paired experiment's planned workers, two
 // more workers at a time (one OFF-first, one ON-first, so the order stays balanced) until its
-// interval is within the ±2 % target (stats::paired::settled: the width only, never the
+// interval is within its target, ±2 % by default (stats::paired::settled: the width only, never the
 // estimate), or its workers have taken its budget_s, or it has max_workers, or the run's
 // --budget is spent. What stops it is said; an experiment left wider than the target is stored
 // as "not precise enough (±x %)" unless its interval excludes 1. `off` and `on` are the
@@ -590,7 +601,9 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
     const std::string width =
         has_interval ? fmt::format("±{:.1f}%", 100 * e.half_width) : "no interval";
     std::string stop;
-    if (stats::paired::settled(e)) {
+    stats::paired::Options target;
+    target.target = limits.target;
+    if (stats::paired::settled(e, target)) {
       stop = "settled";
     } else if (e.workers == 0 && e.dropped == 0) {
       // (Every pair dropped as contaminated is a busy host: later workers may find it quiet.)

@@ -37,8 +37,9 @@ int run(const RunOptions& options);
 
 // The environment a worker gets: a few variables a process needs (PATH, HOME, LANG, TMPDIR,
 // LD_LIBRARY_PATH), the GPUs the run may use (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER), NCCL's
-// settings (NCCL_*, TORCH_NCCL_*), and the knobs' own (knobs::process_setup), with their preloads
-// as LD_PRELOAD.
+// settings (NCCL_*, TORCH_NCCL_*), the regression studies' TUNEBENCH_TEST_SLOWDOWN (to this
+// build's own workers, not to another build's: worker_build), and the knobs' own
+// (knobs::process_setup), with their preloads as LD_PRELOAD.
 std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup& setup);
 
 // One worker process's outcome.

@@ -15,8 +15,8 @@ using internal::bind_number_or_null;
 using internal::dump;
 using internal::kFindingColumnCount;
 using internal::kFindingColumns;
-using internal::kFloorColumnCount;
-using internal::kFloorColumns;
+using internal::kFloorColumnCountV6;
+using internal::kFloorColumnsV6;
 using internal::parse;
 using internal::placeholders;
 
@@ -38,7 +38,7 @@ void Database::store_noise_floors(const std::string& reference_run,
     clear.bind(3, suite);
     clear.exec();
     SQLite::Statement insert(*db_, fmt::format("INSERT INTO noise_floors ({}) VALUES ({})",
-                                               kFloorColumns, placeholders(kFloorColumnCount)));
+                                               kFloorColumnsV6, placeholders(kFloorColumnCountV6)));
     for (const auto& f : floors) {
       if (!std::isfinite(f.sigma_log) || !std::isfinite(f.min_detectable)) {
         throw StorageError(
@@ -57,6 +57,7 @@ void Database::store_noise_floors(const std::string& reference_run,
       insert.bind(11, f.baseline_runs);
       insert.bind(12, f.min_detectable);
       insert.bind(13, f.calibrated_at);
+      bind_number_or_null(insert, 14, f.sigma_log_relative);
       insert.exec();
       insert.reset();
     }
@@ -69,7 +70,8 @@ std::vector<Database::NoiseFloor> Database::noise_floors(const std::string& run_
     SQLite::Statement query(
         *db_,
         "SELECT f.experiment, f.arm, f.run_uuids, f.sigma_log, f.false_alarm, f.power, "
-        "f.baseline_runs, f.min_detectable, f.calibrated_at FROM noise_floors f JOIN runs r "
+        "f.baseline_runs, f.min_detectable, f.calibrated_at, f.sigma_log_relative FROM "
+        "noise_floors f JOIN runs r "
         "ON r.host_id = f.host_id AND r.software_id = f.software_id AND r.suite_name = "
         "f.suite_name WHERE r.uuid = ? ORDER BY f.experiment, f.arm");
     query.bind(1, run_uuid);
@@ -85,6 +87,8 @@ std::vector<Database::NoiseFloor> Database::noise_floors(const std::string& run_
       f.baseline_runs = query.getColumn(6).getInt();
       f.min_detectable = query.getColumn(7).getDouble();
       f.calibrated_at = query.getColumn(8).getString();
+      const auto relative = query.getColumn(9);
+      f.sigma_log_relative = relative.isNull() ? NAN : relative.getDouble();
       out.push_back(std::move(f));
     }
     return out;

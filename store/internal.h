@@ -61,6 +61,11 @@ constexpr const char* kFloorColumns =
     "host_id, software_id, suite_name, experiment, arm, runs, run_uuids, sigma_log, "
     "false_alarm, power, baseline_runs, min_detectable, calibrated_at";
 constexpr int kFloorColumnCount = 13;
+// From schema version 6 on, a floor also has the noise relative to the reference kernel.
+constexpr const char* kFloorColumnsV6 =
+    "host_id, software_id, suite_name, experiment, arm, runs, run_uuids, sigma_log, "
+    "false_alarm, power, baseline_runs, min_detectable, calibrated_at, sigma_log_relative";
+constexpr int kFloorColumnCountV6 = 14;
 constexpr const char* kFindingColumns =
     "run_uuid, experiment, arm, kind, ratio, lo, hi, detail, baseline, threshold, checked_at";
 constexpr int kFindingColumnCount = 11;

@@ -160,15 +160,18 @@ Database::MergeResult Database::merge_from(const std::string& other_path) {
     }
     if (version >= 2) {
       // Floors whose host and software came along and that this database lacks.
+      // A file before version 6 has no relative noise: its floors come without (NULL).
+      const char* floor_columns = version >= 6 ? internal::kFloorColumnsV6 : kFloorColumns;
+      const int floor_count = version >= 6 ? internal::kFloorColumnCountV6 : kFloorColumnCount;
       SQLite::Statement floors(
-          *other, fmt::format("SELECT {} FROM noise_floors ORDER BY rowid", kFloorColumns));
+          *other, fmt::format("SELECT {} FROM noise_floors ORDER BY rowid", floor_columns));
       SQLite::Statement floor_insert(
           *db_, fmt::format("INSERT OR IGNORE INTO noise_floors ({}) SELECT {} WHERE EXISTS "
                             "(SELECT 1 FROM hosts WHERE id = ?1) AND EXISTS (SELECT 1 FROM "
                             "software WHERE id = ?2)",
-                            kFloorColumns, [] {
+                            floor_columns, [floor_count] {
                               std::string p;
-                              for (int i = 1; i <= kFloorColumnCount; ++i) {
+                              for (int i = 1; i <= floor_count; ++i) {
                                 p += fmt::format("{}?{}", i == 1 ? "" : ", ", i);
                               }
                               return p;

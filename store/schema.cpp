@@ -221,6 +221,13 @@ constexpr const char* kSchemaV5 = R"sql(
 ALTER TABLE samples ADD COLUMN cpu_pressure REAL;            -- /proc/pressure/cpu "some" share
 )sql";
 
+// Schema version 6 (issue #17, reference-relative history): each trial's reference-kernel times
+// (the trial columns' list), and beside each noise floor the night-to-night noise of the
+// benchmark's time relative to that kernel, so that `check` can use the quieter of the two.
+constexpr const char* kSchemaV6 = R"sql(
+ALTER TABLE noise_floors ADD COLUMN sigma_log_relative REAL; -- σ of ln(run median / reference)
+)sql";
+
 }  // namespace
 
 std::string migration(int from) {
@@ -236,6 +243,8 @@ std::string migration(int from) {
       return std::string(kSchemaV4) + trials_add_columns_sql(columns, 4);
     case 4:
       return std::string(kSchemaV5) + trials_add_columns_sql(columns, 5);
+    case 5:
+      return std::string(kSchemaV6) + trials_add_columns_sql(columns, 6);
     default:
       throw StorageError("no migration from schema version " + std::to_string(from));
   }

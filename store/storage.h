@@ -27,7 +27,7 @@ namespace tunebench::storage {
 
 // The schema this build writes and the newest it reads. Bump it together with a new step in
 // schema.cpp's migration() and a note in results/README.md.
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 
 // Anything the database refused. sqlite_code() is SQLite's primary result code (e.g. 19,
 // SQLITE_CONSTRAINT) where the error came from SQLite, 0 where it did not.
@@ -104,9 +104,12 @@ class Database {
     std::string experiment, arm;
     std::vector<std::string> run_uuids;  // the A/A runs it was measured on
     double sigma_log = 0;                // standard deviation of ln(run median) across them
-    double false_alarm = 0, power = 0;   // what min_detectable is computed for
-    int baseline_runs = 0;               // baseline window min_detectable assumes
-    double min_detectable = 0;           // smallest detectable slowdown, fraction
+    // The same of ln(run median / the run's reference-kernel time) (core/reference.h); NaN where
+    // the runs have no reference times (stored as NULL).
+    double sigma_log_relative = NAN;
+    double false_alarm = 0, power = 0;  // what min_detectable is computed for
+    int baseline_runs = 0;              // baseline window min_detectable assumes
+    double min_detectable = 0;          // smallest detectable slowdown, fraction
     std::string calibrated_at;
   };
   // Replaces the floors of the host, software and suite of `reference_run` (one transaction).

@@ -125,6 +125,19 @@ std::vector<TrialColumn> make_trial_columns() {
     {"paired_on_first", "INTEGER NOT NULL DEFAULT 0 CHECK (paired_on_first IN (0, 1))", 4,
      [](St& st, const char* p, const TrialRow& r) { st.bind(p, int(r.spec.pairing.on_first)); },
      [](const Col& c, Stored& t) { t.spec.pairing.on_first = c.getInt() != 0; }},
+    // The reference kernel's times beside the samples (core/reference.h), a JSON array of
+    // seconds; NULL for trials stored before version 6.
+    {"reference_seconds", "TEXT", 6,
+     [](St& st, const char* p, const TrialRow& r) {
+       if (r.result.reference_seconds.empty()) {
+         st.bind(p);
+       } else {
+         st.bind(p, dump(r.result.reference_seconds));
+       }
+     },
+     [](const Col& c, Stored& t) {
+       if (!c.isNull()) t.result.reference_seconds = parse(text(c)).get<std::vector<double>>();
+     }},
   };
   // clang-format on
 }

@@ -30,8 +30,11 @@ class CheckTest : public ::testing::Test {
   }
 
   // One finished run of suite "nightly": two benchmarks, 2 processes x 5 samples each, with
-  // seconds = base x shift x (1 + 1 % noise).
-  std::string add_run(const std::string& host, double shift_gpt, double shift_resnet = 1.0) {
+  // seconds = base x shift x phase x (1 + 1 % noise). `phase` is how fast the host was that
+  // night (this VM: 1 or about 2); with `reference`, each trial also times the reference kernel,
+  // 10 ms x phase x (1 + 0.5 % noise), four times.
+  std::string add_run(const std::string& host, double shift_gpt, double shift_resnet = 1.0,
+                      double phase = 1.0, bool reference = false) {
     const std::string uuid = fmt::format("{:08x}-0000-4000-8000-000000000000", ++runs_);
     RunRecord run;
     run.uuid = uuid;
@@ -64,7 +67,10 @@ class CheckTest : public ::testing::Test {
         result.status = "ok";
         result.evidence = json::object();
         for (int k = 0; k < 5; ++k)
-          result.sample_seconds.push_back(base * shift * (1 + noise(rng_)));
+          result.sample_seconds.push_back(base * shift * phase * (1 + noise(rng_)));
+        std::normal_distribution<double> kernel_noise(0, 0.005);
+        for (int k = 0; reference && k < 4; ++k)
+          result.reference_seconds.push_back(0.01 * phase * (1 + kernel_noise(rng_)));
         db_->store_trial(uuid, spec, result);
       }
     }
@@ -149,6 +155,73 @@ TEST_F(CheckTest, CompareHostsUsesEachHostsLatestRunOfACommonSuite) {
       << format_comparison(c, "table");
   EXPECT_THROW(latest_runs_of_hosts(*db_, "small", "tiny", ""), std::invalid_argument);
   EXPECT_THROW(latest_runs_of_hosts(*db_, "small", "big", "cpu-full"), std::invalid_argument);
+}
+
+// A recorded drifting history (issue #17): nights in the host's fast or ~2x slower phase. In
+// absolute time the night-to-night noise is the phase's; relative to the reference kernel timed
+// in the same processes it is the samples'. Calibration measures both, check uses the quieter,
+// and a 5 % slowdown that absolute time cannot see is caught; an unchanged night is not.
+TEST_F(CheckTest, ReferenceRelativeHistoryIsUsedWhereItIsQuieterAndCatchesFivePercent) {
+  const std::vector<double> phases{1.0, 1.9, 1.0, 2.1, 1.0, 1.8, 1.0, 2.0};
+  std::vector<std::string> aa;
+  for (double phase : phases) aa.push_back(add_run("small", 1.0, 1.0, phase, true));
+  const auto floors = calibrate(*db_, aa, {}, "2026-01-09T00:00:00Z");
+  ASSERT_EQ(floors.size(), 2u);
+  for (const auto& f : floors) {
+    EXPECT_GT(f.sigma_log, 0.2);  // the phases: ln 2 apart
+    ASSERT_TRUE(std::isfinite(f.sigma_log_relative));
+    EXPECT_LT(f.sigma_log_relative, 0.02);
+    EXPECT_LT(f.min_detectable, 0.05);  // on the quieter history
+  }
+  db_->store_noise_floors(aa.back(), floors);
+  const auto stored = db_->noise_floors(aa.back());
+  ASSERT_EQ(stored.size(), 2u);
+  EXPECT_DOUBLE_EQ(stored[0].sigma_log_relative, floors[0].sigma_log_relative);
+
+  // GPT 5 % slower on a slow-phase night: flagged for stage 2 on the relative history, at its
+  // size. (Stage 1's strict test also wants the ratio beyond the threshold, a coin toss at
+  // exactly 5 %: stage 2 decides.) 10 % slower: a regression by stage 1 alone.
+  add_run("small", 1.05, 1.0, 1.95, true);
+  Options options;
+  options.baseline = "last:5";
+  auto report = check(*db_, options);
+  for (const auto& b : report.benchmarks) {
+    EXPECT_EQ(b.basis.name, "relative") << b.experiment;
+    EXPECT_EQ(b.basis.source, "calibration");
+    EXPECT_LT(b.basis.sigma_log, b.basis.other_sigma_log);
+    if (b.experiment == "gpt.infer") {
+      EXPECT_TRUE(b.flagged) << format(report, "table");
+      EXPECT_NEAR(b.judgement.effect.ratio, 1.05, 0.015);
+    }
+  }
+  EXPECT_NE(format(report, "table").find("relative ("), std::string::npos);
+  add_run("small", 1.10, 1.0, 1.0, true);
+  report = check(*db_, options);
+  for (const auto& b : report.benchmarks) {
+    EXPECT_EQ(b.status, b.experiment == "gpt.infer" ? "regression" : "unchanged")
+        << format(report, "table");
+  }
+
+  // An unchanged night in the fast phase after it: nothing.
+  add_run("small", 1.0, 1.0, 1.0, true);
+  report = check(*db_, options);
+  EXPECT_FALSE(report.regressed()) << format(report, "table");
+
+  // The same history without reference times: only absolute time is there, and 5 % drowns in
+  // the phases: not even flagged.
+  std::vector<std::string> bare;
+  for (double phase : phases) bare.push_back(add_run("bare", 1.0, 1.0, phase, false));
+  db_->store_noise_floors(bare.back(), calibrate(*db_, bare, {}, "2026-01-20T00:00:00Z"));
+  add_run("bare", 1.05, 1.0, 1.95, false);
+  report = check(*db_, options);
+  for (const auto& b : report.benchmarks) {
+    EXPECT_EQ(b.basis.name, "absolute");
+    EXPECT_FALSE(std::isfinite(b.basis.other_sigma_log));
+    EXPECT_NE(b.status, "regression");
+    if (b.experiment == "gpt.infer") {
+      EXPECT_FALSE(b.flagged) << format(report, "table");
+    }
+  }
 }
 
 }  // namespace

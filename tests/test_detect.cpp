@@ -166,5 +166,53 @@ TEST(Detect, JudgeSaysWhyABenchmarkIsNotARegression) {
   EXPECT_THROW(judge(baseline, run, 1, std::nullopt, options), std::invalid_argument);
 }
 
+// Stage 2's answer (issue #17): regression when the A/B's interval lies above 1 and reaches the
+// threshold, no regression when it stays below 1 + threshold, unknown when it holds both.
+TEST(Detect, StageTwoDecidesRegressionNoRegressionOrUnknown) {
+  EXPECT_EQ(decide(1.05, 1.03, 1.07, 0.05).status, "regression");
+  EXPECT_EQ(decide(1.00, 0.98, 1.02, 0.05).status, "no regression");
+  // Significantly slower, but by less than the threshold: not a regression that counts.
+  const Decision small = decide(1.02, 1.01, 1.03, 0.05);
+  EXPECT_EQ(small.status, "no regression");
+  EXPECT_NE(small.why.find("by less than 5.0 %"), std::string::npos) << small.why;
+  EXPECT_EQ(decide(1.02, 0.98, 1.08, 0.05).status, "unknown");
+  EXPECT_EQ(decide(NAN, NAN, NAN, 0.05).status, "unknown");
+  // The interval is what decides, never the estimate alone.
+  EXPECT_EQ(decide(1.06, 0.99, 1.13, 0.05).status, "unknown");
+}
+
+// Sampling to confirm_target always ends decided: an interval no wider than it cannot hold both
+// 1 and 1 + threshold; a little wider can.
+TEST(Detect, AnIntervalAtTheConfirmTargetAlwaysDecides) {
+  for (double threshold : {0.03, 0.05, 0.10, 0.5}) {
+    const double target = confirm_target(threshold);
+    EXPECT_LT(target, std::sqrt(1 + threshold) - 1);
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> centre(0.9, 1.2);
+    for (int i = 0; i < 2000; ++i) {
+      const double c = centre(rng), lo = c / (1 + target), hi = c * (1 + target);
+      EXPECT_NE(decide(c, lo, hi, threshold).status, "unknown") << lo << " " << hi;
+    }
+    // Half-width just above sqrt(1 + threshold) − 1, centred between 1 and 1 + threshold.
+    const double h = std::sqrt(1 + threshold) - 1 + 1e-3, c = std::sqrt(1 + threshold);
+    EXPECT_EQ(decide(c, c / (1 + h), c * (1 + h), threshold).status, "unknown");
+  }
+  EXPECT_THROW(confirm_target(0), std::invalid_argument);
+}
+
+// Stage 1 flags leniently: beyond the floor's critical ratio at the flag level, which is below
+// the strict test's; without a floor, beyond half the threshold.
+TEST(Detect, StageOneFlagsBelowTheStrictFloor) {
+  const Floor floor{0.02, 5};
+  const double lenient = flag_ratio(floor, 5, 0.2, 0.05), strict = critical_ratio(floor, 5, 0.01);
+  EXPECT_GT(lenient, 1.0);
+  EXPECT_LT(lenient, strict);
+  EXPECT_TRUE(flag(lenient * 1.001, floor, 5, 0.2, 0.05));
+  EXPECT_FALSE(flag(lenient * 0.999, floor, 5, 0.2, 0.05));
+  EXPECT_DOUBLE_EQ(flag_ratio(std::nullopt, 5, 0.2, 0.05), 1.025);
+  EXPECT_FALSE(flag(NAN, floor, 5, 0.2, 0.05));
+  EXPECT_THROW(flag_ratio(floor, 5, 0.6, 0.05), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace tunebench::detect

@@ -1,6 +1,7 @@
 // The knob catalog and the evidence checks, without torch.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -44,6 +45,7 @@ TEST(Knobs, TheCatalogHasEveryIdOnce) {
                                           "allocator",
                                           "malloc_tunables",
                                           "numa_bind",
+                                          "worker_build",
                                           "multi_instance",
                                           "empty_cache",
                                           "pinned_memory",
@@ -77,6 +79,29 @@ TEST(Knobs, ProcessSettingsBecomeEnvironmentAndPreloads) {
   ASSERT_EQ(setup.preload.size(), 1u);
   EXPECT_NE(setup.preload[0].find("libjemalloc.so"), std::string::npos);
   EXPECT_TRUE(process_setup({{"allocator", "glibc"}}).preload.empty());
+}
+
+// Software A/B (issue #17): an arm's worker_build names the executable its worker runs; the
+// worker's read-back must name the same file; a build not made here is not applicable.
+TEST(Knobs, WorkerBuildNamesTheExecutableAndTheWorkerMustHaveRunIt) {
+  const std::string self_exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  EXPECT_EQ(process_setup({{"worker_build", self_exe}}).executable, self_exe);
+  EXPECT_TRUE(process_setup({{"worker_build", "self"}}).executable.empty());
+  EXPECT_NO_THROW(validate_value(*find("worker_build"), "self"));
+  EXPECT_THROW(validate_value(*find("worker_build"), ""), std::invalid_argument);
+  EXPECT_THROW(validate_value(*find("worker_build"), 3), std::invalid_argument);
+  const nlohmann::json settings = {{"worker_build", self_exe}};
+  EXPECT_TRUE(check_evidence(settings, Mode::infer, {{"executable", self_exe}}).empty());
+  const auto wrong = check_evidence(settings, Mode::infer, {{"executable", "/usr/bin/true"}});
+  ASSERT_EQ(wrong.size(), 1u);
+  EXPECT_NE(wrong[0].find("but the worker ran /usr/bin/true"), std::string::npos) << wrong[0];
+  HostCaps host;
+  EXPECT_EQ(arm_not_applicable(settings, 1, host), "");
+  EXPECT_NE(arm_not_applicable({{"worker_build", "/nonexistent/tunebench"}}, 1, host)
+                .find("not an executable file here"),
+            std::string::npos);
+  EXPECT_EQ(find("worker_build")->phase,
+            Phase::process_start);  // resident pairs, never one process
 }
 
 TEST(Knobs, ValuesAreChecked) {

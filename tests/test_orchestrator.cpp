@@ -58,6 +58,19 @@ TEST(Spawn, WorkersGetTheVisibleGpusAndNcclSettingsAndNothingElse) {
   EXPECT_FALSE(orchestrator::worker_environment({}).count("CUDA_VISIBLE_DEVICES"));
 }
 
+// The regression studies' slowed build (worker/trial.h, step_slowdown) reaches this build's own
+// workers, never the workers of another build named by worker_build: that one is the unslowed
+// build it is compared with.
+TEST(Spawn, TheStudySlowdownReachesOnlyThisBuildsWorkers) {
+  setenv("TUNEBENCH_TEST_SLOWDOWN", "no_grad.gpt/on=5", 1);
+  EXPECT_EQ(orchestrator::worker_environment({}).at("TUNEBENCH_TEST_SLOWDOWN"), "no_grad.gpt/on=5");
+  knobs::ProcessSetup other;
+  other.executable = "/opt/last-good/tunebench";
+  EXPECT_FALSE(orchestrator::worker_environment(other).count("TUNEBENCH_TEST_SLOWDOWN"));
+  unsetenv("TUNEBENCH_TEST_SLOWDOWN");
+  EXPECT_FALSE(orchestrator::worker_environment({}).count("TUNEBENCH_TEST_SLOWDOWN"));
+}
+
 TEST(Spawn, OnlyTheTailOfAChildsStderrIsKept) {
   std::string kept;
   const std::string chunk(1000, 'x');

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
+#include "analysis/detect.h"
 #include "analysis/paired.h"
 #include "analysis/stats.h"
 
@@ -333,6 +335,54 @@ TEST(PairedSimulation, StoppingOnTheWidthKeepsCoverageAndEveryStopMeetsTheTarget
   fmt::print("sequential A/A: coverage {:.1f}%, settled {} of 1000, half-width median ±{:.2f}%\n",
              100 * s.coverage, stopped_early, 100 * s.median_half_width);
   EXPECT_GE(s.coverage, 0.93);
+}
+
+// Stage 2 of the two-stage check (issue #17) on the simulated host: a paired A/B of the
+// last-good build (OFF) against this build (ON), adding two workers at a time while the interval
+// is wider than detect::confirm_target, as the orchestrator samples on, up to 24 workers. A 5 %
+// slower build is confirmed; an unchanged one is cleared; an answer that is UNKNOWN is never the
+// place sampling stops while workers remain, so every UNKNOWN asks for more pairs.
+TEST(PairedSimulation, StageTwoConfirmsAFivePercentSlowdownAndClearsAnUnchangedBuild) {
+  const double threshold = 0.05;
+  Options options;
+  options.target = detect::confirm_target(threshold);
+  for (double truth : {1.05, 1.0}) {
+    Host host(truth > 1 ? 21 : 22);
+    std::map<std::string, int> answers;
+    int unknown_then_decided = 0;
+    const int trials = 300;
+    for (int t = 0; t < trials; ++t) {
+      std::vector<std::vector<Sample>> workers = paired_experiment(host, truth, 4, 8, 4);
+      Effect e = estimate(workers, options);
+      bool was_unknown = false;
+      for (;;) {
+        const bool unknown = detect::decide(e.ratio, e.lo, e.hi, threshold).status == "unknown";
+        if (unknown && workers.size() >= 4) {
+          EXPECT_FALSE(settled(e, options)) << e.text;  // UNKNOWN always samples on
+        }
+        was_unknown |= unknown;
+        if (settled(e, options) || workers.size() >= 24) break;
+        // One worker of each order (the second starts with ON), as the orchestrator adds them.
+        for (auto& w : paired_experiment(host, truth, 2, 8, 4)) workers.push_back(std::move(w));
+        e = estimate(workers, options);
+      }
+      const std::string answer = detect::decide(e.ratio, e.lo, e.hi, threshold).status;
+      ++answers[answer];
+      if (was_unknown && answer != "unknown") ++unknown_then_decided;
+    }
+    fmt::print(
+        "stage 2, truth {:.2f}: regression {}, no regression {}, unknown {} of {}; "
+        "{} decided after an UNKNOWN\n",
+        truth, answers["regression"], answers["no regression"], answers["unknown"], trials,
+        unknown_then_decided);
+    EXPECT_GT(unknown_then_decided, 0);
+    if (truth > 1) {
+      EXPECT_GE(answers["regression"], 0.95 * trials);
+    } else {
+      EXPECT_LE(answers["regression"], 0.05 * trials);  // nominal 2.5 % (one side of 95 %)
+      EXPECT_GE(answers["no regression"], 0.90 * trials);
+    }
+  }
 }
 
 }  // namespace

@@ -381,8 +381,20 @@ TEST_F(StorageTest, StorageRefusesSomeoneElsesDatabase) {
   EXPECT_EQ(db.schema_version(), kSchemaVersion);
 }
 
-// Turns a current file into what schema version 4 wrote: samples without their CPU pressure.
+// Turns a current file into what schema version 5 wrote: without reference times and relative
+// noise.
+void downgrade_to_v5(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  raw.exec("ALTER TABLE noise_floors DROP COLUMN sigma_log_relative");
+  for (const auto& c : trial_columns()) {
+    if (c.since == 6) raw.exec("ALTER TABLE trials DROP COLUMN " + c.name);
+  }
+  raw.exec("PRAGMA user_version = 5;");
+}
+
+// Turns a current file into what schema version 4 wrote: without version 5's column.
 void downgrade_to_v4(const std::string& path) {
+  downgrade_to_v5(path);
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   raw.exec("ALTER TABLE samples DROP COLUMN cpu_pressure; PRAGMA user_version = 4;");
 }
@@ -729,18 +741,18 @@ TEST_F(StorageTest, StorageViewsAnswerCommonQuestions) {
 // table made from the list: nothing else has to change.
 TEST_F(StorageTest, StorageTrialColumnListDrivesCreateInsertSelect) {
   std::vector<TrialColumn> columns = trial_columns();
-  EXPECT_EQ(columns.size(), 30u);
-  columns.push_back({"energy_joules", "REAL", 5,
+  EXPECT_EQ(columns.size(), 31u);
+  columns.push_back({"energy_joules", "REAL", 7,
                      [](SQLite::Statement& st, const char* p, const TrialRow& row) {
                        st.bind(p, row.result.evidence.value("energy_joules", 0.0));
                      },
                      [](const SQLite::Column& c, Database::StoredTrial& t) {
                        t.result.evidence["energy_joules"] = c.getDouble();
                      }});
-  EXPECT_EQ(trials_create_sql(columns, 4).find("energy_joules"), std::string::npos);
-  const std::string create = trials_create_sql(columns, 5);
+  EXPECT_EQ(trials_create_sql(columns, 6).find("energy_joules"), std::string::npos);
+  const std::string create = trials_create_sql(columns, 7);
   EXPECT_NE(create.find("  energy_joules REAL,\n"), std::string::npos) << create;
-  EXPECT_EQ(trials_add_columns_sql(columns, 5),
+  EXPECT_EQ(trials_add_columns_sql(columns, 7),
             "ALTER TABLE trials ADD COLUMN energy_joules REAL;\n");
   const std::string insert = trials_insert_sql(columns);
   EXPECT_NE(insert.find(", energy_joules)"), std::string::npos) << insert;
@@ -900,6 +912,49 @@ TEST_F(StorageTest, StorageMigratesVersion4AndThenKeepsEachSamplesCpuPressure) {
   db.begin_run(now);
   db.store_trials(now.uuid, paired_worker(now.uuid, 0, 1.1));
   EXPECT_EQ(db.trials(now.uuid)[1].result.paired_samples.front().cpu_pressure, 0.25);
+}
+
+// Version 6 (issue #17): trials keep their reference-kernel times and floors their relative
+// noise; a version-5 file's trials and floors come through without either.
+TEST_F(StorageTest, StorageMigratesVersion5AndThenKeepsReferenceTimesAndRelativeNoise) {
+  const std::string path = db_path("v5.sqlite");
+  const RunRecord old = make_run("dddd0005-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  Database::NoiseFloor floor;
+  floor.experiment = "e";
+  floor.arm = "off";
+  floor.run_uuids = {old.uuid};
+  floor.sigma_log = 0.2;
+  floor.min_detectable = 0.5;
+  floor.sigma_log_relative = 0.004;
+  {
+    Database db(path);
+    db.begin_run(old);
+    db.store_trial(old.uuid, make_spec(old.uuid, 0, "off"), make_result("ok", {0.5, 0.25}));
+    db.finish_run(old.uuid, "completed", "2024-05-01T10:05:00Z");
+    db.store_noise_floors(old.uuid, {floor});
+    EXPECT_DOUBLE_EQ(db.noise_floors(old.uuid)[0].sigma_log_relative, 0.004);
+  }
+  downgrade_to_v5(path);
+  const std::string copy = db_path("v5-copy.sqlite");
+  fs::copy_file(path, copy);
+  {
+    // Merged as it is: the floor comes along without relative noise.
+    Database merged(db_path("merged.sqlite"));
+    merged.merge_from(copy);
+    ASSERT_EQ(merged.noise_floors(old.uuid).size(), 1u);
+    EXPECT_TRUE(std::isnan(merged.noise_floors(old.uuid)[0].sigma_log_relative));
+    EXPECT_DOUBLE_EQ(merged.noise_floors(old.uuid)[0].sigma_log, 0.2);
+  }
+  Database db(path);
+  EXPECT_EQ(db.migrated_from(), 5);
+  EXPECT_TRUE(db.trials(old.uuid)[0].result.reference_seconds.empty());
+  EXPECT_TRUE(std::isnan(db.noise_floors(old.uuid)[0].sigma_log_relative));
+  const RunRecord now = make_run("dddd0005-0000-4000-8000-000000000002", "2024-05-02T10:00:00Z");
+  db.begin_run(now);
+  TrialResult result = make_result("ok", {0.5, 0.25});
+  result.reference_seconds = {0.011, 0.0105, 0.0121};
+  db.store_trial(now.uuid, make_spec(now.uuid, 0, "off"), result);
+  EXPECT_EQ(db.trials(now.uuid)[0].result.reference_seconds, result.reference_seconds);
 }
 
 TEST_F(StorageTest, StorageMigratesVersion2WithEffectsOfOldRuns) {

@@ -54,7 +54,8 @@ TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
           one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "batchsize": 3})")),
       "s.json: /experiments/0/batchsize: unknown field \"batchsize\"; valid fields: processes, "
       "warmup, samples, iterations, timeout_s, batch, mode, model, preset, options, settings, "
-      "device, design, workers, blocks, block_samples, budget_s, max_workers, name, knob, "
+      "device, design, workers, blocks, block_samples, budget_s, max_workers, target_pct, name, "
+      "knob, "
       "factorial, arms, aa, slowdown");
   EXPECT_EQ(
       error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "samples": -1})")),
@@ -278,6 +279,15 @@ TEST(Suite, APairedExperimentsSamplingBudgetAndMostWorkers) {
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
                              "budget_s": -1})")),
             "s.json: /experiments/0/budget_s: must be a number from 0 to 604800, got -1");
+  // The half-width sampling on aims for: ±2 % unless the suite says otherwise.
+  EXPECT_DOUBLE_EQ(plain.target, 0.02);
+  EXPECT_DOUBLE_EQ(first(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                             "design": "paired", "target_pct": 2.4})")
+                       .target,
+                   0.024);
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                             "target_pct": 0})")),
+            "s.json: /experiments/0/target_pct: must be a number from 0.1 to 50, got 0");
 }
 
 TEST(Suite, AaControlsRunTheSameArmTwice) {

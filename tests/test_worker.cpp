@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "knobs/knobs.h"
 #include "models/registry.h"
@@ -155,6 +156,29 @@ TEST(Worker, TheProbeAndMemoryFiguresAreRecorded) {
   EXPECT_GE(r.page_faults_per_iteration, 0);
   EXPECT_EQ(r.device_peak_bytes, -1);
   EXPECT_GT(r.items_per_second, 0);
+  // The reference kernel (core/reference.h), twice before and twice after the measured region.
+  ASSERT_EQ(r.reference_seconds.size(), 4u);
+  for (double s : r.reference_seconds) EXPECT_GT(s, 0);
+}
+
+// The studies' slowed build (issue #17): TUNEBENCH_TEST_SLOWDOWN slows the trials whose
+// "experiment/arm" begins with a name, and the worker says so in its evidence; which build ran is
+// read back too (worker_build's check).
+TEST(Worker, TheStudySlowdownSlowsTheNamedArmOnlyAndTheBuildIsReadBack) {
+  TrialSpec spec = tiny_trial("gpt", Mode::infer, {});
+  setenv("TUNEBENCH_TEST_SLOWDOWN", "nothing=9,test/on=7", 1);
+  EXPECT_DOUBLE_EQ(worker::step_slowdown(spec), 0.07);
+  spec.arm = "off";
+  EXPECT_DOUBLE_EQ(worker::step_slowdown(spec), 0);
+  setenv("TUNEBENCH_TEST_SLOWDOWN", "test=oops,=5", 1);
+  EXPECT_DOUBLE_EQ(worker::step_slowdown(spec), 0);
+  unsetenv("TUNEBENCH_TEST_SLOWDOWN");
+  const auto r =
+      run_worker(tiny_trial("gpt", Mode::infer, {}), {{"TUNEBENCH_TEST_SLOWDOWN", "test/on=50"}});
+  EXPECT_DOUBLE_EQ(r.evidence.value("injected_slowdown_fraction", 0.0), 0.5);
+  EXPECT_EQ(r.evidence.value("executable", ""),
+            std::filesystem::canonical(test_paths::tunebench_binary()).string());
+  EXPECT_EQ(r.evidence.value("torch_version", ""), compat::torch_version());
 }
 
 }  // namespace

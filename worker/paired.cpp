@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/multiproc.h"
+#include "core/reference.h"
 #include "knobs/knobs.h"
 #include "worker/trial.h"
 #include "worker/worker.h"
@@ -65,10 +66,11 @@ PairedSample take_sample(Arm& arm, double slow) {
   return s;
 }
 
-// Block `b` of `arm`: `count` samples appended to `out`, each with its arm, block and position;
-// returns the page faults the block took.
-int64_t take_block(Arm& arm, bool on, int b, int count, double slow,
-                   std::vector<PairedSample>& out) {
+// Block `b` of `arm`: `count` samples appended to `out`, each with its arm, block and position,
+// then one run of the reference kernel appended to `references` (core/reference.h); returns the
+// page faults the block's samples took.
+int64_t take_block(Arm& arm, bool on, int b, int count, double slow, std::vector<PairedSample>& out,
+                   std::vector<double>& references) {
   const int64_t faults = page_faults();
   for (int p = 0; p < count; ++p) {
     PairedSample s = take_sample(arm, slow);
@@ -77,8 +79,13 @@ int64_t take_block(Arm& arm, bool on, int b, int count, double slow,
     s.position = p;
     out.push_back(s);
   }
-  return page_faults() - faults;
+  const int64_t taken = page_faults() - faults;
+  references.push_back(reference::kernel_seconds());
+  return taken;
 }
+
+// The process's peak RSS since the last reset, without the reference kernel's buffers.
+int64_t peak_rss_bytes() { return status_kb("VmHWM") - reference::resident_bytes(); }
 
 // What a paired arm's evidence says of its pairing: blocks, samples per block, which arm went
 // first and whether both arms shared one process (processes 1) or each had its own (2).
@@ -92,7 +99,7 @@ nlohmann::json pairing_evidence(int blocks, int block_samples, bool on_first, in
 // One arm's result from its samples (in the order taken): their times, CPU times and the samples
 // themselves, as a trial alone would report them.
 TrialResult arm_result(const Arm& arm, std::vector<PairedSample> samples, int64_t faults,
-                       int64_t peak_rss) {
+                       int64_t peak_rss, std::vector<double> references) {
   std::vector<double> seconds;
   TrialResult r;
   for (const PairedSample& sample : samples) {
@@ -100,6 +107,7 @@ TrialResult arm_result(const Arm& arm, std::vector<PairedSample> samples, int64_
     r.sample_cpu_seconds.push_back(sample.cpu_seconds);
   }
   r.paired_samples = std::move(samples);
+  r.reference_seconds = std::move(references);
   r.status = "ok";
   r.check_value = arm.check_value;
   r.sample_seconds = seconds;
@@ -186,6 +194,7 @@ double wait_until_threads_idle(double limit_s) {
 int run_resident(const TrialSpec& spec, bool on, std::istream& in, int out_fd) {
   using nlohmann::json;
   const double probe = cpu_probe_seconds();
+  reference::kernel_seconds();  // faults the reference kernel's buffers in, outside any block
   auto arm = prepare_arm(spec);
   warm_up(*arm);
   double settle_seconds = wait_until_threads_idle();
@@ -194,8 +203,9 @@ int run_resident(const TrialSpec& spec, bool on, std::istream& in, int out_fd) {
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
   for (auto& hooks : arm->hooks) hooks->begin_measurement(*arm);
   arm->device->begin_measurement();
-  const double slow = knobs::slowdown_fraction(spec.settings);
+  const double slow = step_slowdown(spec);
   std::vector<PairedSample> samples;
+  std::vector<double> references;
   int64_t faults = 0;
   int blocks = 0;
   json waits = json::object();  // before the pairs this process began: quiet-host waits
@@ -205,13 +215,13 @@ int run_resident(const TrialSpec& spec, bool on, std::istream& in, int out_fd) {
     if (request.value(kResidentEnd, false)) break;
     const int b = request.at(kResidentBlock).get<int>();
     before_block(b, waits);
-    faults += take_block(*arm, on, b, spec.pairing.block_samples, slow, samples);
+    faults += take_block(*arm, on, b, spec.pairing.block_samples, slow, samples, references);
     ++blocks;
     settle_seconds += wait_until_threads_idle();
     if (!write_line(out_fd, json{{kResidentBlock, b}}.dump())) return 1;
   }
   if (!in) return 1;  // the orchestrator went away without ending the pair: no result to give
-  const int64_t peak_rss = status_kb("VmHWM");
+  const int64_t peak_rss = peak_rss_bytes();
   arm->device->end_measurement(int64_t(blocks) * spec.pairing.block_samples * spec.iterations,
                                spec.batch);
   for (auto& hooks : arm->hooks) hooks->end_measurement(*arm);
@@ -220,7 +230,8 @@ int run_resident(const TrialSpec& spec, bool on, std::istream& in, int out_fd) {
       pairing_evidence(spec.pairing.blocks, spec.pairing.block_samples, spec.pairing.on_first, 2);
   arm->evidence["paired"]["settle_seconds"] = settle_seconds;
   arm->evidence["paired"].update(waits);
-  TrialResult result = arm_result(*arm, std::move(samples), faults, peak_rss);
+  TrialResult result =
+      arm_result(*arm, std::move(samples), faults, peak_rss, std::move(references));
   result.probe_seconds = probe;
   return write_line(out_fd, to_json(result).dump()) ? 0 : 1;
 }
@@ -239,6 +250,7 @@ double run_queue_wait_seconds() {
 PairedResult run_paired(const PairedSpec& spec) {
   PairedResult result;
   result.probe_seconds = cpu_probe_seconds();
+  reference::kernel_seconds();  // faults the reference kernel's buffers in, outside any block
   // The first arm is built first (and owns the shared model), then warmed first.
   const TrialSpec& first_spec = spec.on_first ? spec.on : spec.off;
   const TrialSpec& second_spec = spec.on_first ? spec.off : spec.on;
@@ -256,9 +268,9 @@ PairedResult run_paired(const PairedSpec& spec) {
     arm->device->begin_measurement();
   }
   std::vector<PairedSample> samples_off, samples_on;
+  std::vector<double> references_off, references_on;
   int64_t faults_off = 0, faults_on = 0;
-  const double slow_off = knobs::slowdown_fraction(spec.off.settings),
-               slow_on = knobs::slowdown_fraction(spec.on.settings);
+  const double slow_off = step_slowdown(spec.off), slow_on = step_slowdown(spec.on);
   const std::vector<bool> order = abba_order(spec.blocks, spec.on_first);
   nlohmann::json waits = nlohmann::json::object();
   for (int b = 0; b < spec.blocks; ++b) {
@@ -266,11 +278,11 @@ PairedResult run_paired(const PairedSpec& spec) {
     const bool is_on = order[size_t(b)];
     (is_on ? faults_on : faults_off) +=
         take_block(is_on ? on : off, is_on, b, spec.block_samples, is_on ? slow_on : slow_off,
-                   is_on ? samples_on : samples_off);
+                   is_on ? samples_on : samples_off, is_on ? references_on : references_off);
     auto& taken = is_on ? samples_on : samples_off;
     result.samples.insert(result.samples.end(), taken.end() - spec.block_samples, taken.end());
   }
-  const int64_t peak_rss = status_kb("VmHWM");
+  const int64_t peak_rss = peak_rss_bytes();
   for (Arm* arm : {first.get(), second.get()}) {
     const int64_t n = int64_t(spec.blocks / 2) * spec.block_samples * arm->spec.iterations;
     arm->device->end_measurement(n, arm->spec.batch);
@@ -280,8 +292,9 @@ PairedResult run_paired(const PairedSpec& spec) {
     arm->evidence["paired"]["shared_model"] = first->model == second->model;
     arm->evidence["paired"].update(waits);
   }
-  result.off = arm_result(off, std::move(samples_off), faults_off, peak_rss);
-  result.on = arm_result(on, std::move(samples_on), faults_on, peak_rss);
+  result.off =
+      arm_result(off, std::move(samples_off), faults_off, peak_rss, std::move(references_off));
+  result.on = arm_result(on, std::move(samples_on), faults_on, peak_rss, std::move(references_on));
   result.off.probe_seconds = result.on.probe_seconds = result.probe_seconds;
   result.status = "ok";
   return result;

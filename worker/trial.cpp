@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <thread>
 
 #include "core/multiproc.h"
+#include "core/reference.h"
 #include "knobs/cuda.h"
 #include "knobs/evidence.h"
 #include "knobs/knobs.h"
@@ -82,6 +84,29 @@ double stretch(double seconds, double fraction) {
 
 namespace {
 
+double injected_slowdown(const TrialSpec& spec) {
+  const char* env = std::getenv("TUNEBENCH_TEST_SLOWDOWN");
+  if (!env) return 0;
+  const std::string name = spec.experiment + "/" + spec.arm;
+  std::istringstream entries(env);
+  std::string entry;
+  while (std::getline(entries, entry, ',')) {
+    const size_t eq = entry.rfind('=');
+    if (eq == std::string::npos || eq == 0 || name.rfind(entry.substr(0, eq), 0) != 0) continue;
+    const double pct = std::atof(entry.c_str() + eq + 1);
+    if (pct > 0 && pct <= 100) return pct / 100;
+  }
+  return 0;
+}
+
+}  // namespace
+
+double step_slowdown(const TrialSpec& spec) {
+  return knobs::slowdown_fraction(spec.settings) + injected_slowdown(spec);
+}
+
+namespace {
+
 // The test-only faults that act inside a trial (knobs.h, kFaultSetting): "slow" makes every step
 // 1 ms slower; "slow:PCT" stretches every measured step by PCT % (0.1 for "slow:10"), a
 // regression of known relative size for the detector's tests.
@@ -120,7 +145,7 @@ SampleCollector run_samples(Arm& arm) {
     initialized = true;
   }
   const TrialSpec& spec = arm.spec;
-  const double slow = knobs::slowdown_fraction(spec.settings);
+  const double slow = step_slowdown(spec);
   benchmark::ClearRegisteredBenchmarks();
   benchmark::RegisterBenchmark(
       spec.experiment.c_str(),
@@ -222,11 +247,15 @@ void warm_up(Arm& arm) {
 
 Measurement measure(Arm& arm) {
   const TrialSpec& spec = arm.spec;
+  Measurement m;
+  // The reference kernel (core/reference.h) just before and just after the measured region:
+  // samples of a trial alone are taken by Google Benchmark in one go.
+  for (int r = 0; r < 2; ++r) m.reference_seconds.push_back(reference::kernel_seconds());
   // The processes of a multi-process trial start measuring together.
   multiproc::wait_for_all(spec, spec.timeout_s);
   arm.evidence[knobs::evidence::kMeasuredStartNs] = multiproc::monotonic_ns();
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
-  arm.evidence["rss_at_measurement_start_bytes"] = status_kb("VmRSS");
+  arm.evidence["rss_at_measurement_start_bytes"] = status_kb("VmRSS") - reference::resident_bytes();
   const int64_t faults_before = page_faults();
   for (auto& hooks : arm.hooks) hooks->begin_measurement(arm);
   const auto start = Clock::now();
@@ -234,10 +263,10 @@ Measurement measure(Arm& arm) {
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   arm.evidence[knobs::evidence::kMeasuredEndNs] = multiproc::monotonic_ns();
 
-  Measurement m;
   const int64_t iterations = int64_t(spec.samples) * spec.iterations;
   m.page_faults_per_iteration = double(page_faults() - faults_before) / double(iterations);
-  m.peak_rss_bytes = status_kb("VmHWM");
+  // Without the reference kernel's buffers, resident since before the region began.
+  m.peak_rss_bytes = status_kb("VmHWM") - reference::resident_bytes();
   m.device_peak_bytes = arm.device->peak_memory_bytes();
   m.sample_seconds = collector.seconds;
   m.sample_cpu_seconds = collector.cpu_seconds;
@@ -247,12 +276,16 @@ Measurement measure(Arm& arm) {
   for (double s : collector.seconds) timed += s * spec.iterations;
   arm.evidence["harness_seconds_per_sample"] = (wall - timed) / std::max(1, spec.samples);
   for (auto& hooks : arm.hooks) hooks->end_measurement(arm);
+  for (int r = 0; r < 2; ++r) m.reference_seconds.push_back(reference::kernel_seconds());
   return m;
 }
 
 void read_back(Arm& arm) {
   if (const double slow = knobs::slowdown_fraction(arm.spec.settings); slow > 0)
     arm.evidence["slowdown_fraction"] = slow;
+  if (const double injected = step_slowdown(arm.spec) - knobs::slowdown_fraction(arm.spec.settings);
+      injected > 0)
+    arm.evidence["injected_slowdown_fraction"] = injected;
   for (auto& hooks : arm.hooks) hooks->read_back(arm, arm.evidence);
   arm.evidence[knobs::evidence::kDevice] = arm.device->device().str();
   for (const auto& [key, value] : arm.device->evidence().items()) arm.evidence[key] = value;
@@ -269,6 +302,7 @@ TrialResult result_of(const Arm& arm, const Measurement& m) {
   result.device_peak_bytes = m.device_peak_bytes;
   result.sample_seconds = m.sample_seconds;
   result.sample_cpu_seconds = m.sample_cpu_seconds;
+  result.reference_seconds = m.reference_seconds;
   result.evidence = arm.evidence;
   if (!m.error.empty()) {
     result.status = "failed";
@@ -290,6 +324,7 @@ TrialResult result_of(const Arm& arm, const Measurement& m) {
 TrialResult run_trial(const TrialSpec& spec) {
   multiproc::enter(spec);  // a process of a multi-process trial: onto its own cores
   const double probe = cpu_probe_seconds();
+  reference::kernel_seconds();  // faults the reference kernel's buffers in before anything else
   auto arm = prepare_arm(spec);
   warm_up(*arm);
   const Measurement m = measure(*arm);

@@ -49,6 +49,7 @@ void warm_up(Arm& arm);
 struct Measurement {
   std::vector<double> sample_seconds;      // one per repetition: seconds per iteration
   std::vector<double> sample_cpu_seconds;  // process CPU time per iteration, per repetition
+  std::vector<double> reference_seconds;   // the reference kernel, twice before, twice after
   std::string error;                       // Google Benchmark's, if any
   double page_faults_per_iteration = 0;
   int64_t peak_rss_bytes = -1, device_peak_bytes = -1;
@@ -69,6 +70,13 @@ int64_t status_kb(const std::string& field);
 double median_seconds(std::vector<double> seconds);
 // Minor + major page faults of this process so far.
 int64_t page_faults();
+// The fraction every measured step of `spec` is stretched by: its settings' (knobs.h,
+// slowdown_fraction) plus the study hook's. TUNEBENCH_TEST_SLOWDOWN="NAME=PCT[,NAME=PCT…]" in the
+// worker's environment slows by PCT % the trials whose "experiment/arm" begins with NAME: a build
+// made slower on purpose, for bench/'s regression studies (the orchestrator passes the variable to
+// its own workers only, never to another build's: run/orchestrator.h). Malformed entries are
+// ignored; the evidence says what was injected ("injected_slowdown_fraction").
+double step_slowdown(const TrialSpec& spec);
 // `seconds` of a timed iteration stretched by `fraction` by busy-waiting the difference; returns
 // the stretched time.
 double stretch(double seconds, double fraction);

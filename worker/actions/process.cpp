@@ -6,6 +6,7 @@
 #include <numaif.h>
 #include <sched.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "knobs/evidence.h"
+#include "platform/compat.h"
 #include "worker/arm.h"
 #include "worker/knob_action.h"
 
@@ -102,6 +104,12 @@ std::string numa_policy() {
   }
 }
 
+std::string own_executable() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  return n > 0 ? std::string(path, size_t(n)) : "";
+}
+
 json environment_evidence() {
   json env = json::object();
   for (const char* name :
@@ -124,6 +132,9 @@ class ProcessHooks : public ArmHooks {
     evidence[knobs::evidence::kCpuAffinity] = cpu_affinity();
     evidence["mems_allowed"] = status_text("Mems_allowed_list");
     evidence[knobs::evidence::kNumaPolicy] = numa_policy();
+    // Which build ran the trial: what a software A/B (worker_build) compares.
+    evidence[knobs::evidence::kExecutable] = own_executable();
+    evidence[knobs::evidence::kTorchVersion] = compat::torch_version();
   }
 };
 

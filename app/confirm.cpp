@@ -1,0 +1,159 @@
+#include "app/confirm.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "analysis/analysis.h"
+#include "analysis/effects.h"
+#include "app/commands.h"
+#include "knobs/cuda.h"
+#include "run/orchestrator.h"
+
+namespace tunebench::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// The flagged benchmark's A/B: its model, mode, batch, shape and settings, the last-good build
+// against this one.
+json ab_experiment(const storage::Database::StoredTrial& t, const std::string& last_good,
+                   const check::Report& report, const ConfirmOptions& options) {
+  json settings = t.spec.settings;
+  std::string device = "cpu";
+  if (settings.value(knobs::cuda::kDevice, "cpu") == "cuda") device = "cuda";
+  settings.erase(knobs::cuda::kDevice);  // given as the experiment's "device"
+  settings.erase("worker_build");        // the arms say which build runs
+  json x = {{"name", t.spec.experiment + "/" + t.spec.arm},
+            {"knob", "worker_build"},
+            {"model", t.spec.model.model},
+            {"preset", t.spec.model.preset},
+            {"options", t.spec.model.options},
+            {"mode", to_string(t.spec.mode)},
+            {"batch", t.spec.batch},
+            {"warmup", std::max(t.spec.warmup, 2)},
+            {"iterations", t.spec.iterations},
+            {"timeout_s", t.spec.timeout_s},
+            {"device", device},
+            {"settings", settings},
+            {"arms", {{"off", {{"worker_build", last_good}}}, {"on", {{"worker_build", "self"}}}}},
+            {"design", "auto"},
+            {"workers", options.workers},
+            {"budget_s", options.budget_s},
+            {"target_pct", 100 * detect::confirm_target(report.threshold)}};
+  if (t.spec.pairing.paired()) {
+    x["blocks"] = t.spec.pairing.blocks;
+    x["block_samples"] = t.spec.pairing.block_samples;
+  } else {
+    x["blocks"] = 8;
+    x["block_samples"] = std::max(3, std::min(t.spec.samples, 6));
+  }
+  return x;
+}
+
+// The newest run labelled `label`.
+std::string newest_run_labelled(const storage::Database& db, const std::string& label) {
+  const auto uuids = db.run_uuids();
+  for (auto it = uuids.rbegin(); it != uuids.rend(); ++it) {
+    if (db.run(*it).record.label == label) return *it;
+  }
+  return "";
+}
+
+}  // namespace
+
+void confirm(check::Report& report, const ConfirmOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(options.last_good, ec) ||
+      access(options.last_good.c_str(), X_OK) != 0) {
+    throw std::invalid_argument(
+        fmt::format("--confirm-with '{}' is not an executable file: give the kept last-good "
+                    "tunebench binary (ci/nightly.sh keeps it in --last-good)",
+                    options.last_good));
+  }
+  const std::string last_good =
+      std::filesystem::absolute(options.last_good).lexically_normal().string();
+  report.confirmed = true;
+  json experiments = json::array();
+  std::vector<check::BenchmarkCheck*> flagged;
+  {
+    const storage::Database db(options.db);
+    for (auto& b : report.benchmarks) {
+      if (!b.flagged) {
+        if (b.status != "no baseline") b.status = "unchanged";
+        continue;
+      }
+      for (const auto& t : db.trials(report.run_uuid, b.experiment)) {
+        if (t.spec.arm != b.arm || t.result.status != "ok") continue;
+        experiments.push_back(ab_experiment(t, last_good, report, options));
+        flagged.push_back(&b);
+        break;
+      }
+    }
+  }
+  if (flagged.empty()) return;
+
+  const std::string label = "confirm " + report.run_uuid.substr(0, 8);
+  const json suite = {
+      {"name", "confirm"},
+      {"description", fmt::format("tunebench check, stage 2: the benchmarks of run {} flagged "
+                                  "against their history, this build against {}",
+                                  report.run_uuid, last_good)},
+      {"experiments", experiments}};
+  std::string path = (std::filesystem::temp_directory_path() / "tunebench-confirm-XXXXXX").string();
+  const int fd = mkstemp(path.data());
+  if (fd < 0) throw std::runtime_error("cannot create a temporary suite file in " + path);
+  close(fd);
+  std::ofstream(path) << suite.dump(2) << "\n";
+  if (!options.quiet) {
+    fmt::print(stderr, "[check] stage 2: {} flagged benchmark(s), a paired A/B each against {}\n",
+               flagged.size(), last_good);
+  }
+  orchestrator::RunOptions run;
+  run.suite_path = path;
+  run.db_path = options.db;
+  run.label = label;
+  run.quiet = options.quiet;
+  run.command_line = options.command_line;
+  const int rc = orchestrator::run(run);
+  std::filesystem::remove(path, ec);
+  if (rc == kExitBadInput) {
+    throw std::invalid_argument("the stage-2 A/B run could not start (see the message above)");
+  }
+
+  const storage::Database db(options.db);
+  const std::string ab_run = newest_run_labelled(db, label);
+  const auto analysed = ab_run.empty() ? analysis::RunReport{} : analysis::analyze(db, ab_run);
+  for (auto* b : flagged) {
+    check::Confirmation c;
+    c.run_uuid = ab_run;
+    c.last_good = last_good;
+    const std::string name = b->experiment + "/" + b->arm;
+    for (const auto& x : analysed.experiments) {
+      if (x.name != name) continue;
+      for (const auto& e : x.effects) {
+        if (e.metric != "time") continue;
+        c.ratio = e.effect.ratio;
+        c.lo = e.effect.lo;
+        c.hi = e.effect.hi;
+      }
+    }
+    if (!ab_run.empty()) {
+      const auto p = analysis::paired_time_estimate(db.trials(ab_run, name), name);
+      c.workers = p.workers;
+      c.pairs = p.pairs;
+      c.dropped = p.dropped;
+      c.half_width = p.half_width;
+    }
+    c.decision = detect::decide(c.ratio, c.lo, c.hi, report.threshold);
+    b->status = c.decision.status;
+    b->confirmation = c;
+  }
+}
+
+}  // namespace tunebench::cli
