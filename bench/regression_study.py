@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The two-stage check's false alarms and detection on this machine (issue #17, item 6).
+
+Real runs, nothing simulated; every figure comes from `tunebench check --format json` (computed
+in C++). Three phases, into one database:
+
+  1. A/A nights: --nights runs of bench/regression_suite.json with nothing changed (label "aa").
+     The first --calibrate of them calibrate the noise floors (absolute and reference-relative)
+     before the others run.
+  2. A/A checks: every later A/A night is checked in two stages against the A/A nights before it
+     (--baseline last:5): stage 1 flags, stage 2 runs each flag as a paired A/B of a copy of the
+     binary (the "last-good build") against the binary. A regression here is a false alarm.
+  3. Injected checks: --checks nights per slowdown (--slowdowns, per cent), each with one
+     benchmark (experiment x arm) chosen at random made slower in this build only
+     (TUNEBENCH_TEST_SLOWDOWN: the orchestrator passes it to its own workers, not to the
+     last-good build's), checked in two stages against all the A/A nights (--baseline
+     label:aa). Found = that benchmark's final status is "regression"; any other benchmark called a
+     regression is a false alarm too.
+
+Prints a Markdown table of the rates with Clopper-Pearson 95 % intervals and writes every check's
+JSON to --out. Run it on a quiet host: nothing else on the cores.
+
+  .venv/bin/python bench/regression_study.py --nights 16 --calibrate 8 --checks 10 \\
+      --slowdowns 5 3 --db results/regression-study.sqlite --out results/regression-study
+"""
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+SUITE = "bench/regression_suite.json"
+
+
+def clopper_pearson(k, n, confidence=0.95):
+    """The exact binomial interval of k successes in n, by bisection on the binomial tail."""
+    if n == 0:
+        return (math.nan, math.nan)
+
+    def tail_ge(p):  # P(X >= k)
+        return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
+
+    def tail_le(p):  # P(X <= k)
+        return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(0, k + 1))
+
+    def solve(f, target, increasing):
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            if (f(mid) < target) == increasing:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    alpha = 1 - confidence
+    lower = 0.0 if k == 0 else solve(tail_ge, alpha / 2, True)
+    upper = 1.0 if k == n else solve(tail_le, alpha / 2, False)
+    return (lower, upper)
+
+
+def rate(k, n):
+    lo, hi = clopper_pearson(k, n)
+    if n == 0:
+        return "- (0 checks)"
+    return f"{k}/{n} = {100 * k / n:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def tb(args, *argv, env=None, check=True):
+    cmd = [args.tunebench, *argv]
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if check and result.returncode not in (0, 1, 3):
+        sys.exit(f"{' '.join(cmd)}: exit {result.returncode}\n{result.stderr[-2000:]}")
+    return result
+
+
+def night(args, label, env=None):
+    tb(args, "run", "--suite", SUITE, "--db", args.db, "--label", label, "-q", env=env)
+    out = subprocess.run(["sqlite3", args.db, "SELECT uuid FROM runs WHERE suite_name = "
+                          "'regression-study' ORDER BY started_at DESC, rowid DESC LIMIT 1"],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def two_stage(args, run, baseline, env=None):
+    r = tb(args, "check", "--db", args.db, "--run", run, "--baseline", baseline, "--format",
+           "json", "--confirm-with", args.last_good, "--confirm-budget", str(args.budget),
+           "--threshold", str(args.threshold), "-q", env=env)
+    report = json.loads(r.stdout)
+    report["exit"] = r.returncode
+    return report
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--tunebench", default="build/debian/tunebench")
+    p.add_argument("--db", default="results/regression-study.sqlite")
+    p.add_argument("--out", default="results/regression-study")
+    p.add_argument("--nights", type=int, default=16, help="A/A nights (phase 1)")
+    p.add_argument("--calibrate", type=int, default=8, help="of which calibrate the floors")
+    p.add_argument("--checks", type=int, default=10, help="injected nights per slowdown")
+    p.add_argument("--slowdowns", type=int, nargs="*", default=[5, 3], help="per cent")
+    p.add_argument("--budget", type=float, default=90, help="stage 2 seconds per flag")
+    p.add_argument("--threshold", type=float, default=5, help="per cent")
+    p.add_argument("--seed", type=int, default=17)
+    p.add_argument("--summarize", action="store_true",
+                   help="only print the table from --out's checks.jsonl")
+    args = p.parse_args()
+    if args.summarize:
+        rows = {"aa": [], **{s: [] for s in args.slowdowns}}
+        for line in open(os.path.join(args.out, "checks.jsonl")):
+            r = json.loads(line)
+            key = "aa" if r["phase"] == "aa" else int(r["phase"][4:])
+            rows.setdefault(key, []).append(r)
+        summarize(args, rows)
+        return
+    os.makedirs(args.out, exist_ok=True)
+    args.last_good = os.path.join(args.out, "last-good-tunebench")
+    shutil.copy2(args.tunebench, args.last_good)
+    rng = random.Random(args.seed)
+    log = open(os.path.join(args.out, "checks.jsonl"), "a")
+    started = time.time()
+
+    def say(text):
+        print(f"[{time.time() - started:6.0f}s] {text}", flush=True)
+
+    # Phase 1: --calibrate A/A nights calibrate the floors; the rest are checked (phase 2).
+    aa = []
+    for i in range(args.nights):
+        aa.append(night(args, "aa"))
+        say(f"A/A night {i + 1}/{args.nights}: {aa[-1][:8]}")
+        if i + 1 == args.calibrate:
+            floors = tb(args, "calibrate", "--db", args.db, "--from", f"last:{args.calibrate}")
+            say("calibrated:\n" + floors.stdout)
+
+    rows = {"aa": [], **{s: [] for s in args.slowdowns}}
+    # Phase 2: each A/A night after the calibrating ones, against the 5 A/A nights before it.
+    for run in aa[max(args.calibrate, 5):]:
+        report = two_stage(args, run, "last:5")
+        report["phase"] = "aa"
+        log.write(json.dumps(report) + "\n")
+        rows["aa"].append(report)
+        say(f"A/A check {run[:8]}: exit {report['exit']}, "
+            f"flagged {sum(b['flagged'] for b in report['benchmarks'])}")
+    # Phase 3: injected slowdowns, one benchmark at a time, against the A/A nights.
+    names = [(b["experiment"], b["arm"]) for b in rows["aa"][0]["benchmarks"]] if rows["aa"] else []
+    for pct in args.slowdowns:
+        for k in range(args.checks):
+            experiment, arm = rng.choice(names)
+            env = dict(os.environ, TUNEBENCH_TEST_SLOWDOWN=f"{experiment}/{arm}={pct}")
+            run = night(args, f"slow{pct}", env=env)
+            report = two_stage(args, run, "label:aa", env=env)
+            report.update(phase=f"slow{pct}", injected=[experiment, arm])
+            log.write(json.dumps(report) + "\n")
+            log.flush()
+            rows[pct].append(report)
+            found = [b for b in report["benchmarks"]
+                     if (b["experiment"], b["arm"]) == (experiment, arm)]
+            say(f"{pct} % into {experiment} {arm}: {found[0]['status'] if found else '?'}")
+    summarize(args, rows)
+
+
+def summarize(args, rows):
+    print(f"\n| checks | result (95 % interval) |\n|---|---|")
+    aa = rows["aa"]
+    bench_checks = sum(len(r["benchmarks"]) for r in aa)
+    false = sum(b["status"] == "regression" for r in aa for b in r["benchmarks"])
+    runs_false = sum(any(b["status"] == "regression" for b in r["benchmarks"]) for r in aa)
+    flagged = sum(b["flagged"] for r in aa for b in r["benchmarks"])
+    unknown = sum(b["status"] == "unknown" for r in aa for b in r["benchmarks"])
+    print(f"| A/A: false alarms per benchmark check | {rate(false, bench_checks)} |")
+    print(f"| A/A: false alarms per run | {rate(runs_false, len(aa))} |")
+    print(f"| A/A: flagged by stage 1 (sent to stage 2) | {rate(flagged, bench_checks)} |")
+    print(f"| A/A: unknown after stage 2 | {rate(unknown, bench_checks)} |")
+    for pct in args.slowdowns:
+        rs = rows[pct]
+        hit = flag = 0
+        others = other_false = 0
+        for r in rs:
+            for b in r["benchmarks"]:
+                if [b["experiment"], b["arm"]] == r["injected"]:
+                    hit += b["status"] == "regression"
+                    flag += b["flagged"]
+                else:
+                    others += 1
+                    other_false += b["status"] == "regression"
+        print(f"| {pct} % injected: confirmed as regression | {rate(hit, len(rs))} |")
+        print(f"| {pct} % injected: flagged by stage 1 | {rate(flag, len(rs))} |")
+        print(f"| {pct} % nights: other benchmarks called regressions | {rate(other_false, others)} |")
+    bases = {}
+    for r in aa:
+        for b in r["benchmarks"]:
+            bases[b["basis"]] = bases.get(b["basis"], 0) + 1
+    print(f"\nbasis chosen in the A/A checks: {bases}")
+
+
+if __name__ == "__main__":
+    main()
