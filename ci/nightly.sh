@@ -43,7 +43,7 @@ while [[ $# -gt 0 ]]; do
     --last-good) last_good=$2; shift 2 ;;
     --confirm-budget) confirm_budget=$2; shift 2 ;;
     --skip-setup) setup=0; shift ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "ci/nightly.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -101,7 +101,7 @@ fi
 
 # A night that passes keeps its build as the last-good one (copied, then renamed into place, so
 # that a killed job never leaves half a binary).
-if [[ $check_status == 0 ]]; then
+if [[ $check_status == 0 && $run_status == 0 ]]; then
   mkdir -p "$last_good"
   cp "$tb" "$last_good/tunebench.new"
   mv "$last_good/tunebench.new" "$last_good/tunebench"
