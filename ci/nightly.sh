@@ -81,10 +81,12 @@ else
   echo "[nightly] checking against $baseline (threshold $threshold %); no last-good build in" \
     "$last_good yet: stage 1 only"
 fi
-check_status=0
+# The Markdown check to check.md; its messages (stage 2's progress) shown as they come and kept.
+set +e
 $tb check --db "$db" --baseline "$baseline" --threshold "$threshold" --format md "${stage2[@]}" \
-  > "$out/check.md" 2> >(tee "$out/check.err" >&2) || check_status=$?
-wait $! 2> /dev/null || true  # the tee above has written all of check.err
+  2>&1 > "$out/check.md" | tee "$out/check.err" >&2
+check_status=${PIPESTATUS[0]}
+set -e
 if [[ $check_status == 2 ]] && grep -q "no baseline for run" "$out/check.err"; then
   {
     echo "**tunebench check**: first night of this suite on this host and software — stored as"
