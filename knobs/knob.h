@@ -81,7 +81,9 @@ struct ProcessSetup {
   std::map<std::string, std::string> env;
   std::vector<std::string> preload;   // absolute library paths for LD_PRELOAD
   std::vector<std::string> launcher;  // a program the worker runs under (numactl), absolute path
-  // The tunebench executable that runs `worker` (worker_build): empty for the orchestrator's own.
+  // The tunebench executable that runs `worker` (worker_build): a path, or "self" for this run's
+  // own executable started by its real path; empty: this run's own, started as the orchestrator
+  // starts every worker (/proc/self/exe). A software A/B launches both arms alike, by path.
   std::string executable;
 };
 

@@ -241,9 +241,10 @@ void Rules::process_setup(const json& settings, ProcessSetup& setup) const {
     setup.env["MALLOC_TRIM_THRESHOLD_"] = "68719476736";
     setup.env["MALLOC_TOP_PAD_"] = "268435456";
   }
-  if (settings.contains("worker_build") && settings["worker_build"] != kSelf) {
+  // "self" too: the orchestrator then starts this run's own executable by its path, as it starts
+  // the other arm's, so that both arms of a software A/B are launched alike (knob.h).
+  if (settings.contains("worker_build"))
     setup.executable = settings["worker_build"].get<std::string>();
-  }
   if (settings.contains("allocator")) {
     const std::string allocator = settings["allocator"];
     if (auto lib = allocator_library(allocator)) setup.preload.push_back(*lib);

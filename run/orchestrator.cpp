@@ -186,7 +186,8 @@ std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup&
   }
   // The regression studies' slowed build (worker/trial.h, step_slowdown): this build's workers
   // only; another build named by worker_build is the unslowed one it is compared with.
-  if (const char* v = std::getenv("TUNEBENCH_TEST_SLOWDOWN"); v && setup.executable.empty()) {
+  if (const char* v = std::getenv("TUNEBENCH_TEST_SLOWDOWN");
+      v && (setup.executable.empty() || setup.executable == "self")) {
     env["TUNEBENCH_TEST_SLOWDOWN"] = v;
   }
   if (!env.count("PATH")) env["PATH"] = "/usr/bin:/bin";
@@ -355,8 +356,11 @@ struct Launch {
   int gpus = 0;
   Command command(const knobs::ProcessSetup& setup, const std::string& input) const {
     std::vector<std::string> argv = setup.launcher;
-    // worker_build names another build's executable (a software A/B); otherwise this run's.
-    if (!setup.executable.empty()) {
+    // worker_build names another build's executable (a software A/B), or "self": this run's,
+    // started by its real path as the other arm's is.
+    if (setup.executable == "self") {
+      argv.push_back(resolved_exe);
+    } else if (!setup.executable.empty()) {
       argv.push_back(setup.executable);
     } else {
       argv.push_back(setup.launcher.empty() ? exe : resolved_exe);

@@ -86,7 +86,8 @@ TEST(Knobs, ProcessSettingsBecomeEnvironmentAndPreloads) {
 TEST(Knobs, WorkerBuildNamesTheExecutableAndTheWorkerMustHaveRunIt) {
   const std::string self_exe = std::filesystem::read_symlink("/proc/self/exe").string();
   EXPECT_EQ(process_setup({{"worker_build", self_exe}}).executable, self_exe);
-  EXPECT_TRUE(process_setup({{"worker_build", "self"}}).executable.empty());
+  EXPECT_EQ(process_setup({{"worker_build", "self"}}).executable, "self");  // started by path
+  EXPECT_TRUE(process_setup({{"omp_threads", 1}}).executable.empty());
   EXPECT_NO_THROW(validate_value(*find("worker_build"), "self"));
   EXPECT_THROW(validate_value(*find("worker_build"), ""), std::invalid_argument);
   EXPECT_THROW(validate_value(*find("worker_build"), 3), std::invalid_argument);

@@ -67,6 +67,9 @@ TEST(Spawn, TheStudySlowdownReachesOnlyThisBuildsWorkers) {
   knobs::ProcessSetup other;
   other.executable = "/opt/last-good/tunebench";
   EXPECT_FALSE(orchestrator::worker_environment(other).count("TUNEBENCH_TEST_SLOWDOWN"));
+  knobs::ProcessSetup self;
+  self.executable = "self";  // worker_build "self": this build, started by its path
+  EXPECT_TRUE(orchestrator::worker_environment(self).count("TUNEBENCH_TEST_SLOWDOWN"));
   unsetenv("TUNEBENCH_TEST_SLOWDOWN");
   EXPECT_FALSE(orchestrator::worker_environment({}).count("TUNEBENCH_TEST_SLOWDOWN"));
 }
