@@ -72,6 +72,14 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
                   "workers to reach ±2% (they say so: 'not precise enough'); every planned trial "
                   "still runs. Default: no run budget, each experiment's budget_s alone")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option_function<std::string>(
+         "--ranks", [o](const std::string& how) { o->ranks_over_srun = how == "srun"; },
+         "where the ranks of ddp_scaling / ddp_no_sync trials run: 'local' (default: one per core "
+         "group of this host) or 'srun' (inside a Slurm allocation: each rank a job step on the "
+         "allocation's nodes, one rank per task for \"ddp_scaling\": true, meeting in a TCPStore "
+         "on "
+         "the first node; run it from the batch script, see ci/slurm/)")
+      ->check(CLI::IsMember({"local", "srun"}));
   cmd->add_flag("-q,--quiet", o->quiet, "print nothing but errors");
   return {cmd, [o] { return run_command(*o); }};
 }

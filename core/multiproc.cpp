@@ -137,7 +137,7 @@ TrialResult combine(const TrialSpec& trial, const std::vector<TrialSpec>& parts,
     const json& e = p.evidence;
     json summary = {
         {"index", i},
-        {"cpus", parts[i].settings[kProcessSetting]["cpus"]},
+        {"cpus", parts[i].settings[kProcessSetting].value("cpus", json::array())},
         {"cpu_affinity", e.value("cpu_affinity", "")},
         {"torch_threads", e.value("torch_threads", 0)},
         // A rank processes its shard of the batch, an instance the whole batch.
@@ -149,6 +149,9 @@ TrialResult combine(const TrialSpec& trial, const std::vector<TrialSpec>& parts,
         {"measured_start_ns", e.value("measured_start_ns", int64_t(0))},
         {"measured_end_ns", e.value("measured_end_ns", int64_t(0))}};
     if (e.contains("ddp")) summary["ddp"] = e["ddp"];
+    if (parts[i].settings[kProcessSetting].contains("node")) {
+      summary["node"] = parts[i].settings[kProcessSetting]["node"];
+    }
     processes.push_back(summary);
     const int64_t s = summary["measured_start_ns"], t = summary["measured_end_ns"];
     window_start = i ? std::min(window_start, s) : s;
@@ -207,7 +210,11 @@ TrialResult combine(const TrialSpec& trial, const std::vector<TrialSpec>& parts,
 }
 
 void enter(const TrialSpec& spec) {
-  if (!spec.settings.contains(kProcessSetting)) return;
+  // Ranks started by srun (run/slurm.h) have no "cpus": Slurm binds them.
+  if (!spec.settings.contains(kProcessSetting) ||
+      !spec.settings[kProcessSetting].contains("cpus")) {
+    return;
+  }
   cpu_set_t set;
   CPU_ZERO(&set);
   for (const auto& c : spec.settings[kProcessSetting]["cpus"]) CPU_SET(c.get<int>(), &set);
@@ -220,6 +227,9 @@ void enter(const TrialSpec& spec) {
 void wait_for_all(const TrialSpec& spec, double timeout_s) {
   if (!spec.settings.contains(kProcessSetting)) return;
   const json& p = spec.settings[kProcessSetting];
+  // Ranks on several hosts share no directory: they meet in their process group's barrier
+  // (worker/ddp.h, Rank::barrier) instead.
+  if (p.contains("store")) return;
   const fs::path dir = p["dir"].get<std::string>();
   const int count = p["count"];
   // Arrival is a file created under a temporary name and renamed: another process never sees a

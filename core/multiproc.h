@@ -24,7 +24,8 @@ namespace tunebench::multiproc {
 
 // The setting the orchestrator adds to each process's spec: {"role": "instance"|"rank",
 // "index": i, "count": n, "cpus": [..], "dir": rendezvous directory, and for a CUDA rank
-// "gpu": its device index}. Not a knob: a suite cannot
+// "gpu": its device index}. Ranks started by srun across a Slurm allocation (run/slurm.h) have
+// "node" and "store": {"host", "port"} (their TCPStore) instead of "cpus". Not a knob: a suite cannot
 // set it (the suite parser accepts catalog ids only).
 inline constexpr const char* kProcessSetting = "process";
 
@@ -74,10 +75,12 @@ TrialResult combine(const TrialSpec& trial, const std::vector<TrialSpec>& parts,
                     std::vector<TrialResult> results);
 
 // --- inside a worker -----------------------------------------------------------------------
-// Pins this process to its CPUs (a no-op for an ordinary trial). Throws std::runtime_error.
+// Pins this process to its CPUs (a no-op for an ordinary trial and for a rank Slurm placed).
+// Throws std::runtime_error.
 void enter(const TrialSpec& spec);
 // Waits until every process of the trial has arrived (files in the rendezvous directory), so
-// that all measure at the same time; returns at once for an ordinary trial. Throws
+// that all measure at the same time; returns at once for an ordinary trial and for ranks with a
+// TCPStore (they meet in their process group's barrier instead). Throws
 // std::runtime_error after `timeout_s`.
 void wait_for_all(const TrialSpec& spec, double timeout_s);
 // Nanoseconds on the system-wide monotonic clock: comparable between processes.

@@ -13,6 +13,8 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -24,6 +26,7 @@
 #include "plan/suite.h"
 #include "run/host.h"
 #include "run/resident.h"
+#include "run/slurm.h"
 #include "store/storage.h"
 
 namespace tunebench::orchestrator {
@@ -174,13 +177,14 @@ std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup&
                            "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"}) {
     if (const char* v = std::getenv(name)) env[name] = v;
   }
-  // NCCL's own settings (interfaces, debug, blocking waits) reach the ranks.
+  // NCCL's own settings (interfaces, debug, blocking waits) and Gloo's interface reach the ranks.
   for (char** e = environ; *e; ++e) {
     const std::string entry = *e;
     const size_t eq = entry.find('=');
     if (eq == std::string::npos) continue;
     const std::string name = entry.substr(0, eq);
-    if (name.rfind("NCCL_", 0) == 0 || name.rfind("TORCH_NCCL_", 0) == 0) {
+    if (name.rfind("NCCL_", 0) == 0 || name.rfind("TORCH_NCCL_", 0) == 0 ||
+        name == "GLOO_SOCKET_IFNAME") {
       env[name] = entry.substr(eq + 1);
     }
   }
@@ -354,7 +358,11 @@ struct Launch {
   std::string exe, resolved_exe;
   std::vector<int> cpus;
   int gpus = 0;
-  Command command(const knobs::ProcessSetup& setup, const std::string& input) const {
+  std::optional<slurm::Allocation> slurm;  // --ranks srun: ranks are job steps of this allocation
+  // `by_path`: started by another program (srun, on whatever node), for which /proc/self/exe
+  // would name that program.
+  Command command(const knobs::ProcessSetup& setup, const std::string& input,
+                  bool by_path = false) const {
     std::vector<std::string> argv = setup.launcher;
     // worker_build names another build's executable (a software A/B), or "self": this run's,
     // started by its real path as the other arm's is.
@@ -363,7 +371,7 @@ struct Launch {
     } else if (!setup.executable.empty()) {
       argv.push_back(setup.executable);
     } else {
-      argv.push_back(setup.launcher.empty() ? exe : resolved_exe);
+      argv.push_back(setup.launcher.empty() && !by_path ? exe : resolved_exe);
     }
     argv.push_back("worker");
     return {argv, worker_environment(setup), input};
@@ -375,14 +383,29 @@ struct Launch {
 TrialResult run_alone(const TrialSpec& t, const Launch& launch, bool& interrupted) {
   const multiproc::Rendezvous rendezvous;
   std::vector<TrialSpec> parts;
+  // Ranks over a Slurm allocation: one slot per task ("ddp_scaling": true is one rank per task),
+  // then laid out on its nodes (run/slurm.h).
+  const bool over_slurm = launch.slurm && knobs::distributed::layout(t.settings, 1).role == "rank";
   try {
-    parts = knobs::distributed::split(t, launch.cpus, rendezvous.dir(), launch.gpus);
-  } catch (const std::invalid_argument& e) {
+    if (over_slurm) {
+      std::vector<int> slots(size_t(launch.slurm->tasks));
+      std::iota(slots.begin(), slots.end(), 0);
+      parts = knobs::distributed::split(t, slots, rendezvous.dir(), slots.size());
+      slurm::place_ranks(t, parts, *launch.slurm, slurm::free_port());
+    } else {
+      parts = knobs::distributed::split(t, launch.cpus, rendezvous.dir(), launch.gpus);
+    }
+  } catch (const std::exception& e) {
     return failed_result({}, e.what());  // stored as failed, nothing started
   }
   std::vector<Command> commands;
   for (const auto& part : parts) {
-    commands.push_back(launch.command(knobs::process_setup(part.settings), to_json(part).dump()));
+    commands.push_back(
+        launch.command(knobs::process_setup(part.settings), to_json(part).dump(), over_slurm));
+    if (over_slurm) {
+      commands.back().argv = slurm::srun_argv(*launch.slurm, part, commands.back().argv);
+      for (const auto& [k, v] : launch.slurm->env) commands.back().env.emplace(k, v);
+    }
   }
   const auto outcomes = spawn_all(commands, t.timeout_s, &g_interrupted);
   if (outcomes.front().interrupted) {
@@ -468,11 +491,12 @@ class RunLoop {
         options_(options),
         tty_(isatty(STDERR_FILENO) && !options.quiet),
         launch_{options.worker_executable, options.worker_executable, multiproc::allowed_cpus(),
-                gpus},
+                gpus, std::nullopt},
         guard_reference_(std::move(guard_reference)),
         failed_(failed),
         invalid_(invalid),
         sampling_(std::move(sampling)) {
+    if (options.ranks_over_srun) launch_.slurm = slurm::current_allocation();  // checked in run()
     if (launch_.exe == "/proc/self/exe") {
       char path[4096];
       const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
@@ -762,6 +786,14 @@ int resume(const RunOptions& options) {
 // Long (~80 lines) because it is the checked preamble of a run (suite, plan, filter, memory
 // refusal, database, host state) in the order a user meets its errors, each with its own message.
 int run(const RunOptions& options) {
+  if (options.ranks_over_srun) {
+    try {
+      slurm::current_allocation();
+    } catch (const std::exception& e) {
+      std::cerr << "tunebench: error: " << e.what() << "\nNothing was run or written.\n";
+      return 2;
+    }
+  }
   if (!options.resume.empty()) return resume(options);
   const knobs::HostCaps caps = host::capabilities();
   suite::Suite suite;

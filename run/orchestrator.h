@@ -28,6 +28,9 @@ struct RunOptions {
   // The program that runs `worker`: this binary itself by default. /proc/self/exe in the forked
   // child stays this very binary even if a rebuild replaces the file during the run.
   std::string worker_executable = "/proc/self/exe";
+  // Start the ranks of ddp_scaling / ddp_no_sync trials as job steps of the Slurm allocation this
+  // runs in, across its nodes (run/slurm.h), instead of on this host's cores.
+  bool ranks_over_srun = false;
 };
 
 // Exit codes: 0 every trial ok; 1 the run completed with failed or invalid trials, was

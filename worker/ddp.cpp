@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "core/multiproc.h"
 #include "models/common.h"
@@ -14,6 +16,7 @@
 // ProcessGroupNCCL (a CUDA LibTorch with the header and symbols, and NCCL's nccl.h).
 #if TUNEBENCH_GLOO || TUNEBENCH_NCCL
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
 #if TUNEBENCH_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -55,6 +58,32 @@ auto shut_down(Group& group, int) -> decltype(group.shutdown(), void()) {
 template <class Group>
 void shut_down(Group&, long) {}
 
+std::string this_host() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+#if TUNEBENCH_GLOO || TUNEBENCH_NCCL
+// The ranks' rendezvous: a FileStore in the trial's private directory when they share this
+// host, a TCPStore served by rank 0 when Slurm placed them on several (run/slurm.h).
+c10::intrusive_ptr<c10d::Store> make_store(const json& process, int rank, int world,
+                                           std::chrono::milliseconds timeout) {
+  if (process.contains("store")) {
+    c10d::TCPStoreOptions options;
+    options.port = process["store"]["port"].get<uint16_t>();
+    options.isServer = rank == 0;
+    options.numWorkers = world;
+    options.waitWorkers = true;
+    options.timeout = timeout;
+    return c10::make_intrusive<c10d::TCPStore>(process["store"]["host"].get<std::string>(),
+                                               options);
+  }
+  return c10::make_intrusive<c10d::FileStore>(process["dir"].get<std::string>() + "/c10d-store",
+                                              world);
+}
+#endif
+
 }  // namespace
 
 std::string unavailable_reason(c10::DeviceType device) {
@@ -81,6 +110,8 @@ struct Rank::Impl {
 #endif
   int rank = 0, world = 1, micro = 1, gpu = -1;  // gpu: −1 on the CPU
   bool sync_last_only = false;
+  bool tcp = false;  // a TCPStore (ranks across hosts) rather than a FileStore
+  std::string host;  // this rank's host name
   std::vector<std::vector<torch::Tensor>> buckets;  // the parameters, in buckets
   int64_t steps = 0, allreduces = 0;
 
@@ -176,13 +207,14 @@ std::unique_ptr<Rank> Rank::join(const TrialSpec& spec, models::Batch& batch, in
   }
   const int64_t shard = batch.size / impl->world;
   batch = rows(batch, impl->rank * shard, (impl->rank + 1) * shard);
-  const std::string store_path = process["dir"].get<std::string>() + "/c10d-store";
   const auto timeout = std::chrono::milliseconds(int64_t(1000 * spec.timeout_s));
+  impl->tcp = process.contains("store");
+  impl->host = this_host();
   if (cuda) {
 #if TUNEBENCH_NCCL
     // One GPU per rank, this thread's current device before NCCL makes its communicator.
     c10::cuda::set_device(static_cast<c10::DeviceIndex>(impl->gpu));
-    auto store = c10::make_intrusive<c10d::FileStore>(store_path, impl->world);
+    auto store = make_store(process, impl->rank, impl->world, timeout);
     auto options = c10d::ProcessGroupNCCL::Options::create();
     options->timeout = timeout;
     impl->nccl =
@@ -190,11 +222,16 @@ std::unique_ptr<Rank> Rank::join(const TrialSpec& spec, models::Batch& batch, in
 #endif
   } else {
 #if TUNEBENCH_GLOO
-    auto store = c10::make_intrusive<c10d::FileStore>(store_path, impl->world);
+    auto store = make_store(process, impl->rank, impl->world, timeout);
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    // The loopback interface: every rank of a trial is on this host. Across hosts this is the
-    // host's address, and the store a c10d::TCPStore.
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    // The loopback interface when every rank of the trial is on this host; across hosts the
+    // interface GLOO_SOCKET_IFNAME names (as torch.distributed reads it), else the address this
+    // host's name resolves to.
+    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    options->devices.push_back(
+        !impl->tcp          ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+        : ifname && *ifname ? c10d::ProcessGroupGloo::createDeviceForInterface(ifname)
+                            : c10d::ProcessGroupGloo::createDeviceForHostname(impl->host));
     options->threads = 1;
     impl->gloo =
         c10::make_intrusive<c10d::ProcessGroupGloo>(store, impl->rank, impl->world, options);
@@ -202,6 +239,20 @@ std::unique_ptr<Rank> Rank::join(const TrialSpec& spec, models::Batch& batch, in
   }
   return std::unique_ptr<Rank>(new Rank(std::move(impl)));
 }
+
+void Rank::barrier() {
+#if TUNEBENCH_NCCL
+  if (impl_->nccl) {
+    impl_->nccl->barrier()->wait();
+    return;
+  }
+#endif
+#if TUNEBENCH_GLOO
+  if (impl_->gloo) impl_->gloo->barrier()->wait();
+#endif
+}
+
+bool Rank::across_hosts() const { return impl_->tcp; }
 
 at::Tensor Rank::forward_backward(models::BenchModel& model, const models::Batch& batch,
                                   const LossFn& loss_of, const BackwardFn& backward) {
@@ -237,7 +288,8 @@ json Rank::evidence(torch::nn::Module& module) const {
             {"allreduces", s.allreduces},
             {"allreduces_per_step", s.steps ? double(s.allreduces) / double(s.steps) : 0.0},
             {"parameter_checksum", fmt::format("{:016x}", hash)},
-            {"store", "FileStore"}};
+            {"store", s.tcp ? "TCPStore" : "FileStore"},
+            {"host", s.host}};
 #if TUNEBENCH_GLOO
   if (s.gloo) {
     e["backend"] = "gloo";

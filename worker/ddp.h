@@ -57,8 +57,15 @@ class Rank {
   at::Tensor forward_backward(models::BenchModel& model, const models::Batch& batch,
                               const LossFn& loss, const BackwardFn& backward);
 
-  // world size, rank, backend, micro-batches, buckets, all-reduces per step (counted), and a
-  // checksum of the parameters' bytes (identical on every rank after synchronised steps).
+  // Returns once every rank has called it (the process group's barrier).
+  void barrier();
+  // Whether the ranks meet through a TCPStore (placed by Slurm, possibly on several hosts), so
+  // that they start measuring at this barrier rather than at the trial directory's files.
+  bool across_hosts() const;
+
+  // world size, rank, backend, micro-batches, buckets, all-reduces per step (counted), a
+  // checksum of the parameters' bytes (identical on every rank after synchronised steps), the
+  // store (FileStore, TCPStore) and this rank's host.
   nlohmann::json evidence(torch::nn::Module& module) const;
 
  private:

@@ -24,6 +24,11 @@ class DistributedHooks : public ArmHooks {
           [&arm](const torch::Tensor& l) { arm.backward(l); });
     };
   }
+  // Ranks across hosts share no directory for the file barrier (core/multiproc.h,
+  // wait_for_all): they start measuring together at the process group's.
+  void begin_measurement(Arm&) override {
+    if (rank_->across_hosts()) rank_->barrier();
+  }
   void read_back(Arm& arm, nlohmann::json& evidence) override {
     evidence[knobs::distributed::kDdp] = rank_->evidence(arm.module());
   }
