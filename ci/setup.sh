@@ -14,6 +14,8 @@ log() { printf '[setup] %s\n' "$*"; }
 # --- Debian packages -----------------------------------------------------------------------
 # ccache: the compiler cache (cmake/ccache.cmake) that lets a fresh clone reuse earlier objects.
 # libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for ci/fuzz.sh (clang only recommends it).
+# slurmctld, slurmd, slurm-client, munge: a one-node Slurm cluster for tests/slurm_one_node.sh,
+# which runs ci/slurm/'s fleet for real (the daemons are started by the test, not as services).
 # libopenblas0-openmp: without it Debian's LibTorch sends every fp32 matmul to the reference
 # BLAS (libblas.so.3), ~30x slower on this machine (CATALOG.md, blas_backend).
 DEB_PACKAGES=(
@@ -28,6 +30,7 @@ DEB_PACKAGES=(
   libopenblas0-openmp libopenblas-dev
   python3-venv
   chromium fonts-dejavu-core
+  slurmctld slurmd slurm-client munge
 )
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

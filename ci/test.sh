@@ -15,6 +15,9 @@ for preset in debian pypi; do
   ctest --preset "$preset" -j2 || status=1
 done
 
+echo "[test] a one-node Slurm cluster: the fleet, its merge and ranks as job steps (tests/slurm_one_node.sh)"
+bash tests/slurm_one_node.sh build/debian/tunebench || status=1
+
 echo "[test] fuzzing the suite parser (ci/fuzz.sh, 60 s)"
 bash ci/fuzz.sh 60 || status=1
 
