@@ -145,6 +145,8 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
+}  // namespace
+
 std::string md_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -153,8 +155,6 @@ std::string md_escape(const std::string& s) {
   }
   return out;
 }
-
-}  // namespace
 
 bool Report::regressed() const {
   for (const auto& b : benchmarks) {
@@ -652,10 +652,9 @@ Comparison compare(const storage::Database& db, const std::string& run_a,
   return c;
 }
 
-std::pair<std::string, std::string> latest_runs_of_hosts(const storage::Database& db,
-                                                         const std::string& host_a,
-                                                         const std::string& host_b,
-                                                         const std::string& suite) {
+std::vector<std::string> latest_runs_of_hosts(const storage::Database& db,
+                                              const std::vector<std::string>& hosts,
+                                              const std::string& suite) {
   // Newest first: each host's finished runs, by suite.
   std::map<std::string, std::map<std::string, std::string>> latest;  // host → suite → run
   std::map<std::string, std::vector<std::string>> suite_order;       // host → suites newest first
@@ -666,44 +665,71 @@ std::pair<std::string, std::string> latest_runs_of_hosts(const storage::Database
     if (!finished(r)) continue;
     const std::string name = hostname_of(r), id = fingerprint(r.record.host);
     hostnames.insert(name);
-    for (const auto* wanted : {&host_a, &host_b}) {
-      const bool match = name == *wanted || (wanted->size() >= 4 && id.rfind(*wanted, 0) == 0);
+    for (const auto& wanted : hosts) {
+      const bool match = name == wanted || (wanted.size() >= 4 && id.rfind(wanted, 0) == 0);
       if (!match) continue;
-      auto& by_suite = latest[*wanted];
+      auto& by_suite = latest[wanted];
       if (!by_suite.count(r.record.suite_name)) {
         by_suite[r.record.suite_name] = *it;
-        suite_order[*wanted].push_back(r.record.suite_name);
+        suite_order[wanted].push_back(r.record.suite_name);
       }
     }
   }
   std::string known;
   for (const auto& h : hostnames) known += (known.empty() ? "" : ", ") + h;
-  for (const auto* wanted : {&host_a, &host_b}) {
-    if (!latest.count(*wanted)) {
-      throw std::invalid_argument(fmt::format("no finished run on host '{}'; hosts with runs: {}",
-                                              *wanted, known.empty() ? "none" : known));
+  std::string listed;
+  for (const auto& h : hosts) listed += (listed.empty() ? "'" : ", '") + h + "'";
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (!latest.count(hosts[i])) {
+      throw std::invalid_argument(
+          fmt::format("no finished run on host '{}'; hosts with runs: {} (give a hostname or 4+ "
+                      "characters of a host id)",
+                      hosts[i], known.empty() ? "none" : known));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (hosts[j] == hosts[i]) {
+        throw std::invalid_argument(
+            fmt::format("host '{}' is named twice in {}; name each host once", hosts[i], listed));
+      }
     }
   }
   std::string chosen = suite;
   if (chosen.empty()) {
-    for (const auto& s : suite_order[host_a]) {
-      if (latest[host_b].count(s)) {
+    for (const auto& s : suite_order[hosts.front()]) {
+      bool everywhere = true;
+      for (const auto& h : hosts) everywhere = everywhere && latest[h].count(s);
+      if (everywhere) {
         chosen = s;
         break;
       }
     }
     if (chosen.empty()) {
-      throw std::invalid_argument(
-          fmt::format("hosts '{}' and '{}' have no suite in common", host_a, host_b));
+      std::string ran;
+      for (const auto& h : hosts) {
+        std::string suites;
+        for (const auto& s : suite_order[h]) suites += (suites.empty() ? "" : ", ") + s;
+        ran += fmt::format("{}'{}' ran {}", ran.empty() ? "" : "; ", h, suites);
+      }
+      throw std::invalid_argument(fmt::format(
+          "hosts {} have no suite in common ({}); run one suite on every host", listed, ran));
     }
   }
-  for (const auto* wanted : {&host_a, &host_b}) {
-    if (!latest[*wanted].count(chosen)) {
+  std::vector<std::string> runs;
+  for (const auto& h : hosts) {
+    if (!latest[h].count(chosen)) {
       throw std::invalid_argument(
-          fmt::format("host '{}' has no finished run of suite '{}'", *wanted, chosen));
+          fmt::format("host '{}' has no finished run of suite '{}'", h, chosen));
     }
+    const std::string& run = latest[h][chosen];
+    for (size_t j = 0; j < runs.size(); ++j) {
+      if (runs[j] == run) {
+        throw std::invalid_argument(fmt::format(
+            "'{}' and '{}' name the same host (run {}); name each host once", hosts[j], h, run));
+      }
+    }
+    runs.push_back(run);
   }
-  return {latest[host_a][chosen], latest[host_b][chosen]};
+  return runs;
 }
 
 std::string format_comparison(const Comparison& c, const std::string& format) {

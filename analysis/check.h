@@ -2,7 +2,7 @@
 // window of earlier runs of the same suite on the same host fingerprint and software, with the
 // detector of analysis/detect.h (the run's own bootstrap interval, the calibrated night-to-night
 // noise floor, and a minimum effect); step changes in the history of each benchmark; knobs that
-// stopped helping; noise floors from repeated A/A runs; two runs or two hosts side by side.
+// stopped helping; noise floors from repeated A/A runs; two runs side by side.
 #pragma once
 
 #include <optional>
@@ -110,8 +110,8 @@ std::vector<storage::Database::NoiseFloor> calibrate(const storage::Database& db
                                                      const FloorSettings& settings,
                                                      const std::string& calibrated_at);
 
-// Two runs side by side (B / A per benchmark, with the bootstrap interval), e.g. the same suite
-// on two machines for procurement. Benchmarks only one run has are listed as such.
+// Two runs side by side (B / A per benchmark, with the bootstrap interval). Benchmarks only one
+// run has are listed as such. Machines for procurement are compared by analysis/hosts.h.
 struct Comparison {
   std::string run_a, run_b, host_a, host_b;
   struct Row {
@@ -122,12 +122,15 @@ struct Comparison {
   std::vector<Row> rows;
 };
 Comparison compare(const storage::Database& db, const std::string& run_a, const std::string& run_b);
-// The latest finished runs of one suite on two hosts (hostname or host id prefix); the suite is
-// `suite` or, when empty, the newest suite both hosts ran. Throws std::invalid_argument otherwise.
-std::pair<std::string, std::string> latest_runs_of_hosts(const storage::Database& db,
-                                                         const std::string& host_a,
-                                                         const std::string& host_b,
-                                                         const std::string& suite);
+// The latest finished runs of one suite on each host (hostname or host id prefix), in the order
+// given; the suite is `suite` or, when empty, the newest suite every host ran. Throws
+// std::invalid_argument for an unknown host, a host named twice, or no common suite.
+std::vector<std::string> latest_runs_of_hosts(const storage::Database& db,
+                                              const std::vector<std::string>& hosts,
+                                              const std::string& suite);
 std::string format_comparison(const Comparison& c, const std::string& format);
+
+// Text for a Markdown table cell or list item: |, <, >, *, _ and ` escaped with a backslash.
+std::string md_escape(const std::string& s);
 
 }  // namespace tunebench::check

@@ -348,6 +348,16 @@ Effect contrast(const std::vector<Groups>& arms, const std::vector<double>& weig
   return result;
 }
 
+double samples_for_half_width(double lo, double hi, double samples, double log_half_width) {
+  if (!(samples > 0) || !(log_half_width > 0)) {
+    throw std::invalid_argument(
+        "samples_for_half_width: samples and the target half-width must be positive");
+  }
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo > 0) || hi < lo) return kNaN;
+  const double half_width = std::log(hi / lo) / 2;
+  return std::max(2.0, std::ceil(samples * std::pow(half_width / log_half_width, 2)));
+}
+
 std::string format_effect(const Effect& effect) {
   const bool has_interval = std::isfinite(effect.lo) && std::isfinite(effect.hi);
   auto number = [](double value, int decimals) {

@@ -136,4 +136,16 @@ std::string format_effect(const Effect& effect);
 Effect contrast(const std::vector<Groups>& arms, const std::vector<double>& weights,
                 const EffectOptions& options = {});
 
+// Samples (per arm) an interval [lo, hi] of a positive ratio, measured with `samples` samples per
+// arm, would need for its half-width on the log scale, h = ln(hi / lo) / 2, to shrink to
+// `log_half_width`: samples · (h / log_half_width)², rounded up, at least 2 (the fewest an
+// interval takes). Assumes the interval narrows as 1 / √samples, as a bootstrap or t interval does
+// when processes and samples per process grow alike; the observed spread is taken as the true one,
+// so the answer is an estimate. E.g. [0.97, 1.08] from 10 samples reaches ±2 % (log 1.02) with
+// 10 · (0.0537 / 0.0198)² → 74 samples.
+// Edge cases: NaN when lo or hi is not finite, lo <= 0 or hi < lo (no interval to scale); an
+// interval without width gives 2. Throws std::invalid_argument for samples or log_half_width not
+// positive.
+double samples_for_half_width(double lo, double hi, double samples, double log_half_width);
+
 }  // namespace tunebench::stats

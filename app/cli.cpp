@@ -250,13 +250,18 @@ Subcommand add_compare(CLI::App& app) {
   auto o = make<CompareOptions>();
   auto* cmd = app.add_subcommand(
       "compare",
-      "Two runs side by side (B / A per benchmark with its interval): `compare RUN_A RUN_B`, or "
-      "the latest runs of one suite on two machines: `compare --hosts H1 H2`");
+      "Two runs side by side (B / A per benchmark with its interval): `compare RUN_A RUN_B`; or "
+      "machines for procurement: `compare --hosts H1 H2 [H3 ...]`, each host's latest run of one "
+      "suite, per workload throughput per host, per core and per price with intervals, unpaired "
+      "ratios, the samples that would separate the hosts, and a ranking");
   auto* runs = cmd->add_option("runs", o->runs, "two run uuids (or unique prefixes)")->expected(2);
-  auto* hosts =
-      cmd->add_option("--hosts", o->hosts, "two hostnames (or host id prefixes)")->expected(2);
+  auto* hosts = cmd->add_option("--hosts", o->hosts, "two or more hostnames (or host id prefixes)")
+                    ->expected(1, -1);
   runs->excludes(hosts);
-  cmd->add_option("--suite", o->suite, "with --hosts: the suite (default: the newest both ran)");
+  cmd->add_option("--suite", o->suite, "with --hosts: the suite (default: the newest all ran)");
+  cmd->add_option("--prices", o->prices,
+                  "with --hosts: JSON object of hostname to price per hour (any currency), for "
+                  "items per currency unit and cost per million items");
   add_db(cmd, o->db);
   cmd->add_option("--format", o->format, "table, md or json")
       ->check(CLI::IsMember({"table", "md", "json"}))
@@ -273,9 +278,10 @@ Subcommand add_report(CLI::App& app) {
   cmd->add_option("--out", o->out, "output folder")->capture_default_str();
   cmd->add_option("--run", o->run, "run uuid (or a unique prefix) or 'latest'")
       ->capture_default_str();
-  cmd->add_option("--hosts", o->hosts, "hostnames to compare side by side");
+  cmd->add_option("--hosts", o->hosts,
+                  "hostnames to show and compare side by side (default: every host with runs)");
   cmd->add_option("--prices", o->prices,
-                  "JSON object of hostname to price, for throughput per price");
+                  "JSON object of hostname to price per hour, for throughput per price");
   return {cmd, [o] { return report_command(*o); }};
 }
 

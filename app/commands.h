@@ -94,9 +94,10 @@ int import_command(const ImportOptions& options);
 struct CompareOptions {
   std::string db = kDefaultDatabase;
   std::string format = "table";
-  std::string suite;               // with hosts: the suite (empty: the newest both ran)
+  std::string suite;               // with hosts: the suite (empty: the newest all ran)
+  std::string prices;              // with hosts: JSON object of hostname to price per hour
   std::vector<std::string> runs;   // two runs, or
-  std::vector<std::string> hosts;  // two hosts
+  std::vector<std::string> hosts;  // two or more hosts (analysis/hosts.h)
 };
 int compare_command(const CompareOptions& options);
 
@@ -104,7 +105,7 @@ struct ReportOptions {
   std::string db = kDefaultDatabase;
   std::string out = "reports/out";
   std::string run = "latest";
-  std::string prices;  // JSON object of hostname to price
+  std::string prices;  // JSON object of hostname to price per hour
   std::vector<std::string> hosts;
 };
 int report_command(const ReportOptions& options);

@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """Render tunebench's results database as a report: HTML page, Markdown summary and PNG figures.
 
-    render.py --db PATH --out DIR [--run RUN|latest] [--hosts H ...] [--prices FILE]
+    render.py --db PATH --out DIR [--run RUN|latest] [--hosts H ...] [--hosts-json FILE]
 
 Writes DIR/report.html (self-contained: figures embedded as base64 data URIs, no network),
 DIR/summary.md (fit for a CI job summary) and DIR/*.png, and prints the HTML path on its last
 line. Exit 0 on success; exit 2 with one message for a missing or unreadable database, a --run
-that matches no run, an unknown --hosts name or a bad prices file.
+that matches no run, an unknown --hosts name or a hosts file that cannot be read.
 
 Sections: (1) claims vs measured effects of one run (forest plot + table, time and peak memory
 side by side); (2) factorial experiments (main effects, interaction); (3) trends over the
 nightly history with software changes and the regressions `tunebench check` stored; (4) hosts side
-by side (throughput per host, per core, per price), thread-sweep curves, energy; (5) the run's
+by side (throughput per host, per core, per price, energy, rankings: the comparison `tunebench
+compare --hosts … --format json` computed, which `tunebench report` hands over as
+--hosts-json), thread-sweep curves; (5) the run's
 regression check: findings of `tunebench check` and the noise floors of `tunebench calibrate`
 (a schema-version-1 database, without those tables, is read too and the page says what is missing).
 
@@ -19,7 +21,8 @@ Layout of this file: read first (plain data, no plotting), then present (matplot
 HTML, Markdown), then the command line. Every number shown is one tunebench computed and stored
 (schema version 3: the `effects` and `arm_summaries` tables, written by analysis/effects.cpp when
 a run finishes, when an older file is migrated and when runs are merged; `noise_floors` and
-`regressions` from calibrate and check): this file computes no statistic, so an interval here is
+`regressions` from calibrate and check) or handed over (the hosts side by side, --hosts-json,
+analysis/hosts.cpp): this file computes no statistic, so an interval here is
 the one `tunebench show` prints. A database older than version 3 is shown without effects, with
 a note saying how to migrate it.
 """
@@ -60,7 +63,7 @@ TUNEBENCH_TABLES = ("hosts", "software", "runs", "trials", "samples")
 
 
 class ReportError(Exception):
-    """A problem the user fixes (path, --run, --hosts, prices): one message, exit 2."""
+    """A problem the user fixes (path, --run, --hosts, --hosts-json): one message, exit 2."""
 
 
 # ============================================================================================
@@ -639,42 +642,95 @@ def compute_controls(con: sqlite3.Connection, suite_name: str, hosts: list[str])
 
 
 # ============================================================================================
-# Read: hosts side by side (stored arm summaries of each host's latest run)
+# Read: hosts side by side (the comparison tunebench computed: analysis/hosts.h)
 # ============================================================================================
 
 
 @dataclass
-class Throughput:
-    workload: tuple  # (model, preset, mode, batch)
+class Figure:
+    """A number with its interval as tunebench computed and printed it; value None where there is
+    none (text then says why, e.g. "not measured")."""
+
+    value: float | None
+    lo: float | None
+    hi: float | None
+    text: str
+
+
+@dataclass
+class HostRow:
+    """One host on one workload."""
+
+    workload: str  # "gpt tiny infer b8"
     host: str
     cores: int | None
-    items_per_second: float  # stored median over the ok trials of the default-settings arm
-    trials: int
+    items_per_second: Figure
+    per_core: Figure
+    items_per_unit: Figure  # items per currency unit at the host's price per hour
+    cost_per_million: Figure
+    energy: Figure  # joules per item
+    samples: int
+    processes: int
     run_uuid: str
-    price: float | None
+
+
+@dataclass
+class HostComparison:
+    suite: str = ""
+    rows: list = field(default_factory=list)  # of HostRow, workloads in order, best host first
+    benchmarks: dict = field(default_factory=dict)  # workload -> "experiment / arm" compared
+    rankings: dict = field(default_factory=dict)  # workload -> [rank text]
+    price_rankings: dict = field(default_factory=dict)
+    pairs: dict = field(default_factory=dict)  # workload -> [pair line]
+    priced: bool = False  # some host has a price
+    notes: list = field(default_factory=list)
+    unavailable: str = ""  # why tunebench could not compare, when it could not
 
     @property
-    def per_core(self) -> float | None:
-        return self.items_per_second / self.cores if self.cores else None
-
-    @property
-    def per_price(self) -> float | None:
-        return self.items_per_second / self.price if self.price else None
+    def hosts(self) -> list[str]:
+        return sorted({r.host for r in self.rows})
 
 
-def is_default_settings(settings: dict, cores: int | None) -> bool:
-    """Every switch off, the default allocator, one thread per core: the configuration in which
-    hosts are compared (trials of every experiment that ran it count)."""
-    for knob, value in settings.items():
-        if knob == "omp_threads":
-            if value != cores:
-                return False
-        elif knob == "allocator":
-            if value != "glibc":
-                return False
-        elif value is not False:
-            return False
-    return bool(settings)
+def _figure(value) -> Figure:
+    value = value if isinstance(value, dict) else {}
+    nums = [value.get(k) if isinstance(value.get(k), (int, float)) and not isinstance(value.get(k), bool) else None
+            for k in ("value", "lo", "hi")]
+    return Figure(*nums, str(value.get("text") or ""))
+
+
+def load_host_comparison(path: str) -> HostComparison:
+    """The JSON `tunebench compare --hosts … --format json` prints (or {"unavailable": why}, which
+    `tunebench report` writes when there is nothing to compare)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ReportError(f"--hosts-json {path}: cannot read it ({error.strerror or error})") from None
+    except ValueError as error:
+        raise ReportError(f"--hosts-json {path}: not valid JSON ({error}); write it with "
+                          "`tunebench compare --hosts H1 H2 --format json`") from None
+    if not isinstance(data, dict) or not ("workloads" in data or "unavailable" in data):
+        raise ReportError(f"--hosts-json {path}: not a comparison of `tunebench compare --hosts H1 H2 --format json`")
+    if "unavailable" in data:
+        return HostComparison(unavailable=str(data["unavailable"]))
+    hosts = {h.get("hostname"): h for h in data.get("hosts", []) if isinstance(h, dict)}
+    comparison = HostComparison(suite=str(data.get("suite", "")), notes=[str(n) for n in data.get("notes", [])])
+    comparison.priced = any(isinstance(h.get("price_per_hour"), (int, float)) for h in hosts.values())
+    for w in data.get("workloads", []):
+        label = str(w.get("label", "?"))
+        comparison.benchmarks[label] = f"{w.get('experiment', '?')} / {w.get('arm', '?')}"
+        comparison.rankings[label] = [str(r.get("text", "")) for r in w.get("ranking", [])]
+        comparison.price_rankings[label] = [str(r.get("text", "")) for r in w.get("price_ranking", [])]
+        comparison.pairs[label] = [str(p.get("line", "")) for p in w.get("pairs", [])]
+        order = [h for r in w.get("ranking", []) for h in r.get("hosts", [])]
+        for f in sorted(w.get("hosts", []), key=lambda f: order.index(f.get("hostname"))
+                        if f.get("hostname") in order else len(order)):
+            host = hosts.get(f.get("hostname"), {})
+            comparison.rows.append(HostRow(
+                label, str(f.get("hostname", "?")), host.get("cores"), _figure(f.get("items_per_second")),
+                _figure(f.get("items_per_second_per_core")), _figure(f.get("items_per_currency_unit")),
+                _figure(f.get("cost_per_million_items")), _figure(f.get("energy_joules_per_item")),
+                int(f.get("samples", 0)), int(f.get("processes", 0)), str(host.get("run", ""))))
+    return comparison
 
 
 def latest_run_per_host(runs: list[RunInfo], hosts: list[str]) -> dict[str, RunInfo]:
@@ -702,21 +758,6 @@ def stored_arms(con: sqlite3.Connection, run_uuid: str, knob: str | None = None)
     return [((m, p, mo, b), _json_object(s), ok, ips, median) for m, p, mo, b, s, ok, ips, median in rows]
 
 
-def compute_throughput(con, runs: list[RunInfo], hosts: list[str], prices: dict) -> list[Throughput]:
-    """Per host and workload, the first arm of the host's latest run that ran with default
-    settings, with its stored median throughput."""
-    results = []
-    for host, run in latest_run_per_host(runs, hosts).items():
-        seen = set()
-        for workload, settings, ok, ips, _ in stored_arms(con, run.uuid):
-            if workload in seen or not ips or not is_default_settings(settings, run.cores):
-                continue
-            seen.add(workload)
-            results.append(Throughput(workload, host, run.cores, ips, ok, run.uuid, prices.get(host)))
-    results.sort(key=lambda t: (t.workload, t.host))
-    return results
-
-
 @dataclass
 class ThreadPoint:
     workload: tuple
@@ -725,11 +766,6 @@ class ThreadPoint:
     median_seconds: float  # stored median of the arm's trial medians
     trials: int
     run_uuid: str
-
-
-def energy_columns(con: sqlite3.Connection) -> list[str]:
-    return [row[1] for row in con.execute("PRAGMA table_info(trials)")
-            if "energy" in row[1].lower() or "joule" in row[1].lower()]
 
 
 def compute_thread_sweep(con, runs: list[RunInfo], hosts: list[str]) -> list[ThreadPoint]:
@@ -1106,29 +1142,34 @@ def workload_label(workload: tuple) -> str:
     return f"{model} {preset} {mode} b{batch}"
 
 
-def plot_throughput(rows: list[Throughput]) -> bytes | None:
+def plot_throughput(comparison: HostComparison | None) -> bytes | None:
+    rows = [r for r in comparison.rows if r.items_per_second.value] if comparison else []
     if not rows:
         return None
-    workloads = sorted({r.workload for r in rows})
+    workloads = list(dict.fromkeys(r.workload for r in rows))
     hosts = sorted({r.host for r in rows})
     metrics = [("items / s", lambda r: r.items_per_second), ("items / s per core", lambda r: r.per_core)]
-    if any(r.price for r in rows):
-        metrics.append(("items / s per price unit", lambda r: r.per_price))
+    if any(r.items_per_unit.value for r in rows):
+        metrics.append(("items per currency unit (price per hour)", lambda r: r.items_per_unit))
     height_in = 0.32 * len(workloads) * len(hosts) + 0.25 * len(workloads) + 1.3
     fig, axes = plt.subplots(1, len(metrics), figsize=(13.5, height_in), sharey=True, squeeze=False)
     fig.subplots_adjust(left=0.15, right=0.98, top=1 - 0.75 / height_in, bottom=0.45 / height_in, wspace=0.12)
     height = 0.8 / len(hosts)
     for ax, (title, value) in zip(axes[0], metrics):
         for h, host in enumerate(hosts):
-            ys, xs = [], []
+            ys, xs, errors = [], [], [[], []]
             for w, workload in enumerate(workloads):
                 r = next((r for r in rows if r.workload == workload and r.host == host), None)
-                v = value(r) if r else None
-                if v:
+                f = value(r) if r else None
+                if f and f.value:
                     ys.append(w - 0.4 + height * (h + 0.5))
-                    xs.append(v)
-            bars = ax.barh(ys, xs, height=height * 0.9, color=ARM_COLOURS[h % len(ARM_COLOURS)], label=short(host, 30))
-            ax.bar_label(bars, labels=[human(x) for x in xs], fontsize=7.5, padding=2)
+                    xs.append(f.value)
+                    has_interval = f.lo is not None and f.hi is not None
+                    errors[0].append(f.value - f.lo if has_interval else 0)
+                    errors[1].append(f.hi - f.value if has_interval else 0)
+            bars = ax.barh(ys, xs, height=height * 0.9, color=ARM_COLOURS[h % len(ARM_COLOURS)], label=short(host, 30),
+                           xerr=errors, error_kw={"ecolor": "#333333", "elinewidth": 1, "capsize": 2})
+            ax.bar_label(bars, labels=[human(x) for x in xs], fontsize=7.5, padding=4)
         ax.set_xscale("log")
         ax.margins(x=0.25)
         ax.autoscale_view()
@@ -1136,11 +1177,11 @@ def plot_throughput(rows: list[Throughput]) -> bytes | None:
         ax.set_title(title, fontsize=10)
         ax.grid(axis="x", color="#e5e5e5")
     axes[0][0].set_yticks(range(len(workloads)))
-    axes[0][0].set_yticklabels([workload_label(w) for w in workloads], fontsize=9)
+    axes[0][0].set_yticklabels(workloads, fontsize=9)
     axes[0][0].invert_yaxis()
     axes[0][0].legend(fontsize=9, frameon=False, loc="lower right")
-    fig.suptitle("Throughput with default settings (every knob off, all cores), each host's latest run; longer is better",
-                 fontsize=10.5, x=0.01, ha="left")
+    fig.suptitle("Throughput with default settings (every knob off, all cores), each host's latest run, "
+                 "95 % intervals; longer is better", fontsize=10.5, x=0.01, ha="left")
     return png_bytes(fig)
 
 
@@ -1200,11 +1241,9 @@ class Report:
     factorials: list = field(default_factory=list)
     trends: Trends | None = None
     check: Check | None = None  # noise floors and findings of `tunebench check` for the run
-    throughput: list = field(default_factory=list)
+    hosts_compared: HostComparison | None = None  # tunebench's comparison; None: not handed over
     threads: list = field(default_factory=list)
     controls: list = field(default_factory=list)  # of ControlResult, oldest run first
-    prices: dict = field(default_factory=dict)
-    energy: list = field(default_factory=list)
     warnings: list = field(default_factory=list)  # things that make results less trustworthy
     missing: dict = field(default_factory=dict)  # section -> [what is missing and why]
 
@@ -1216,27 +1255,10 @@ SECTIONS = {"run": "Run", "claims": "Claims vs measured", "factorial": "Factoria
             "trends": "Trends", "hosts": "Hosts side by side", "check": "Regression check"}
 
 
-def load_prices(path: str) -> dict:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise ReportError(f"--prices {path}: cannot read it ({error.strerror or error})") from None
-    try:
-        prices = json.loads(text)
-    except ValueError as error:
-        raise ReportError(f"--prices {path}: not valid JSON ({error})") from None
-    if not isinstance(prices, dict):
-        raise ReportError(f'--prices {path}: expected a JSON object of hostname to price, e.g. {{"host-a": 1200}}')
-    for host, price in prices.items():
-        if isinstance(price, bool) or not isinstance(price, (int, float)) or not price > 0 or not math.isfinite(price):
-            raise ReportError(f"--prices {path}: the price of {host!r} is {json.dumps(price)}; prices are positive numbers")
-    return {str(h): float(p) for h, p in prices.items()}
-
-
 def build_report(db_path: str, con, missing_tables: list, version: int, run_spec: str,
-                 host_filter: list | None, prices: dict) -> Report:
+                 host_filter: list | None, hosts_compared: HostComparison | None) -> Report:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    report = Report(db_path, now, prices=prices)
+    report = Report(db_path, now, hosts_compared=hosts_compared)
     if missing_tables:
         if run_spec != "latest":
             raise ReportError(f"--run {run_spec!r}: the database has no runs")
@@ -1258,9 +1280,6 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
     report.hosts = list(host_filter) if host_filter else known_hosts
     report.runs = [r for r in all_runs if r.hostname in report.hosts]
     report.run = select_run(all_runs if run_spec != "latest" else report.runs, run_spec)
-    stray = sorted(set(prices) - set(known_hosts))
-    if stray:
-        report.warnings.append(f"Prices given for host(s) not in the database: {', '.join(stray)}.")
 
     # 1. Claims vs measured, 2. factorials: the selected run.
     if report.run is None:
@@ -1337,30 +1356,31 @@ def build_report(db_path: str, con, missing_tables: list, version: int, run_spec
         report.lack("trends", report.trends.regression_note)
 
     # 4. Hosts side by side.
-    report.throughput = compute_throughput(con, report.runs, report.hosts, prices)
     report.threads = compute_thread_sweep(con, report.runs, report.hosts)
-    report.energy = energy_columns(con)
-    shown_hosts = sorted({t.host for t in report.throughput})
-    if not report.throughput:
-        report.lack("hosts", "No trial ran with default settings (every knob off, all cores), so hosts "
-                             "cannot be compared on throughput.")
-    elif len(shown_hosts) < 2:
-        report.lack("hosts", f"Only one host ({shown_hosts[0]}): nothing to compare side by side. Run the "
-                             "same suite on other machines and merge the databases.")
-    if not prices:
-        report.lack("hosts", "No prices: pass --prices FILE (a JSON object of hostname to price) for "
-                             "throughput per price.")
-    elif shown_hosts and not any(t.price for t in report.throughput):
-        report.lack("hosts", "The prices file names none of the hosts shown.")
+    compared = report.hosts_compared
+    if compared is None:
+        report.lack("hosts", "Hosts are compared by tunebench: render with `tunebench report`, or pass "
+                             "--hosts-json FILE written by `tunebench compare --hosts H1 H2 --format json`.")
+    elif compared.unavailable:
+        report.lack("hosts", f"tunebench could not compare the hosts: {compared.unavailable}")
+    else:
+        if len(compared.hosts) < 2:
+            report.lack("hosts", f"Only one host ({compared.hosts[0] if compared.hosts else 'none'}): nothing to "
+                                 "compare side by side. Run the same suite on other machines and merge the databases.")
+        if not compared.priced:
+            report.lack("hosts", "No prices: pass --prices FILE (a JSON object of hostname to price per hour) "
+                                 "for items per currency unit and cost per million items.")
+        if compared.rows and all(r.energy.value is None for r in compared.rows):
+            report.lack("hosts", "Energy per item is not measured on these hosts: tunebench reads it from NVML "
+                                 "on CUDA devices only; nothing is shown rather than an estimate.")
+        for note in compared.notes:
+            report.lack("hosts", f"tunebench: {note}.")
     if not report.threads:
         report.lack("hosts", "No thread sweep: no run on these hosts has omp_threads trials.")
     elif all(len({p.threads for p in report.threads if p.host == h and p.workload == w}) < 3
              for h, w in {(p.host, p.workload) for p in report.threads}):
         report.lack("hosts", "The thread sweep has only two thread counts per host (the omp_threads knob's "
                              "off and on arms): a fuller curve needs a suite with more thread settings.")
-    if not report.energy:
-        report.lack("hosts", "Energy per sample is not recorded yet: tunebench does not measure energy, "
-                             "and the database has no energy column.")
     return report
 
 
@@ -1532,16 +1552,13 @@ def render_html(report: Report, figures: dict) -> str:
 
     # 4. Hosts
     parts.append("<h2>4. Hosts side by side</h2>")
-    if report.throughput:
+    if report.hosts_compared and report.hosts_compared.rows:
         parts.append(image_html(figures.get("hosts.png"), "throughput per host, per core and per price"))
-        parts.append(throughput_table_html(report))
+        parts.append(throughput_table_html(report.hosts_compared))
     if report.threads:
         parts.append("<h3>Thread sweep</h3>")
         parts.append(image_html(figures.get("threads.png"), "time per iteration against threads"))
         parts.append(threads_table_html(report.threads))
-    if report.energy:
-        parts.append(f'<div class="note">Energy columns found ({esc(", ".join(report.energy))}); '
-                     "this report does not read them yet.</div>")
     parts.append(notes_html(report, "hosts"))
 
     # 5. Regression check
@@ -1707,24 +1724,35 @@ def software_changes_html(trends: Trends) -> str:
     return f'<p class="meta">Software changes:</p><ul class="meta">{items}</ul>'
 
 
-def throughput_table_html(report: Report) -> str:
-    has_price = any(t.price for t in report.throughput)
-    head = "<tr><th>workload</th><th>host</th><th>cores</th><th>items/s</th><th>items/s per core</th>"
-    head += "<th>price</th><th>items/s per price unit</th>" if has_price else ""
-    rows = ["<table>" + head + "<th>trials</th><th>run</th></tr>"]
-    for t in report.throughput:
-        price_cells = ""
-        if has_price:
-            price_cells = (f"<td class=\"num\">{esc(f'{t.price:g}') if t.price else 'not given'}</td>"
-                           f"<td class=\"num\">{esc(f'{t.per_price:.4g}') if t.per_price else ''}</td>")
-        rows.append(f"<tr><td>{esc(workload_label(t.workload))}</td><td>{esc(t.host)}</td>"
-                    f"<td class=\"num\">{esc(t.cores)}</td><td class=\"num\">{t.items_per_second:.4g}</td>"
-                    f"<td class=\"num\">{esc(f'{t.per_core:.4g}') if t.per_core else ''}</td>{price_cells}"
-                    f"<td class=\"num\">{t.trials}</td><td><code>{esc(t.run_uuid[:8])}</code></td></tr>")
-    rows.append("</table><p class=\"meta\">Median items per second, as tunebench stored it, of the first arm that ran "
-                "with default settings (every knob off, the glibc allocator, one thread per core) in each host's "
-                "latest run.</p>")
-    return "".join(rows)
+def throughput_table_html(c: HostComparison) -> str:
+    """tunebench's figures as it printed them (text), per workload best host first, with its
+    rankings and the ratio of every two hosts."""
+    head = "<tr><th>host</th><th>cores</th><th>items/s</th><th>items/s per core</th>"
+    head += "<th>items per currency unit</th><th>cost per 1M items</th>" if c.priced else ""
+    head += "<th>energy per item (J)</th><th>samples</th><th>run</th></tr>"
+    parts = [f'<p class="meta">Suite {esc(c.suite)}, each host\'s latest finished run. Figures with their 95 % '
+             "intervals (hierarchical bootstrap: processes, then samples); ratios between hosts are unpaired "
+             "(each host resampled independently); hosts share a rank when their ratio's interval contains 1.</p>"]
+    for workload in dict.fromkeys(r.workload for r in c.rows):
+        parts.append(f"<h3>{esc(workload)} <span class=\"meta\">(benchmark {esc(c.benchmarks.get(workload, ''))})"
+                     "</span></h3><table>" + head)
+        for r in (r for r in c.rows if r.workload == workload):
+            price_cells = ""
+            if c.priced:
+                price_cells = (f'<td class="num">{esc(r.items_per_unit.text or "no price")}</td>'
+                               f'<td class="num">{esc(r.cost_per_million.text or "no price")}</td>')
+            parts.append(f"<tr><td>{esc(r.host)}</td><td class=\"num\">{esc(r.cores)}</td>"
+                         f'<td class="num">{esc(r.items_per_second.text)}</td><td class="num">{esc(r.per_core.text)}</td>'
+                         f'{price_cells}<td class="num">{esc(r.energy.text)}</td>'
+                         f'<td class="num">{r.samples} ({r.processes} processes)</td>'
+                         f"<td><code>{esc(r.run_uuid[:8])}</code></td></tr>")
+        parts.append("</table><ul>")
+        parts.append(f"<li>ranking by items/s: {esc('; '.join(c.rankings.get(workload, [])))}</li>")
+        if c.price_rankings.get(workload):
+            parts.append(f"<li>ranking by items per currency unit: {esc('; '.join(c.price_rankings[workload]))}</li>")
+        parts.extend(f"<li>{esc(line)}</li>" for line in c.pairs.get(workload, []))
+        parts.append("</ul>")
+    return "".join(parts)
 
 
 def threads_table_html(points: list[ThreadPoint]) -> str:
@@ -1771,6 +1799,11 @@ def render_markdown(report: Report, html_path: Path) -> str:
         if report.controls:
             lines.append("**Controls over the series:** " + md("; ".join(controls_summary(report.controls))) + ".")
             lines.append("")
+        compared = report.hosts_compared
+        if compared and len(compared.hosts) > 1:
+            lines.append(f"**Hosts ranked by items/s** (suite {md(compared.suite)}; a shared rank: not distinguishable):")
+            lines.extend(f"- {md(w)}: {md('; '.join(ranks))}" for w, ranks in compared.rankings.items())
+            lines.append("")
         if report.check:
             lines.extend(check_markdown(report.check))
     else:
@@ -1810,7 +1843,7 @@ def draw_figures(report: Report) -> dict:
             figures[f"factorial-{i + 1}.png"] = plot_factorial(f)
     if report.trends:
         figures["trends.png"] = plot_trends(report.trends)
-    figures["hosts.png"] = plot_throughput(report.throughput)
+    figures["hosts.png"] = plot_throughput(report.hosts_compared)
     figures["threads.png"] = plot_thread_sweep(report.threads)
     return {name: png for name, png in figures.items() if png}
 
@@ -1839,13 +1872,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path, help="directory for report.html, summary.md, *.png")
     parser.add_argument("--run", default="latest", help="run for claims vs measured: latest (default), a uuid or a prefix")
     parser.add_argument("--hosts", nargs="+", metavar="H", help="only these hostnames (default: all)")
-    parser.add_argument("--prices", help="JSON object of hostname to price, for throughput per price")
+    parser.add_argument("--hosts-json", metavar="FILE",
+                        help="hosts side by side as tunebench computed them (`tunebench compare --hosts H1 H2 "
+                             "--format json`; `tunebench report` writes and passes it)")
     args = parser.parse_args(argv)
     try:
-        prices = load_prices(args.prices) if args.prices else {}
+        hosts_compared = load_host_comparison(args.hosts_json) if args.hosts_json else None
         con, missing_tables, version = open_database(args.db)
         try:
-            report = build_report(args.db, con, missing_tables, version, args.run, args.hosts, prices)
+            report = build_report(args.db, con, missing_tables, version, args.run, args.hosts, hosts_compared)
         except sqlite3.Error as error:
             raise ReportError(f"{args.db}: cannot read it ({error})") from None
         finally:

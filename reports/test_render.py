@@ -72,6 +72,24 @@ def show_json(db: Path, run: str) -> dict:
                                      capture_output=True, text=True, check=True).stdout)
 
 
+def hosts_json(db: Path, out: Path, *hosts: str, prices: dict | None = None) -> Path:
+    """The comparison of `hosts` as `tunebench compare --hosts … --format json` prints it."""
+    out.mkdir(parents=True, exist_ok=True)
+    args = [BINARY, "compare", "--hosts", *hosts, "--db", str(db), "--format", "json"]
+    if prices is not None:
+        (out / "prices.json").write_text(json.dumps(prices))
+        args += ["--prices", str(out / "prices.json")]
+    path = out / "hosts.json"
+    path.write_text(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+    return path
+
+
+def tunebench_report(*args: str) -> subprocess.CompletedProcess:
+    """`tunebench report`, which computes the hosts side by side and runs render.py with this Python."""
+    return subprocess.run([BINARY, "report", *args], capture_output=True, text=True,
+                          env={**os.environ, "TUNEBENCH_PYTHON": sys.executable})
+
+
 def copy_database(name: str, test: str) -> Path:
     target = OUT / test / name
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -131,11 +149,6 @@ class TextTest(unittest.TestCase):
         self.assertIsNone(render.parse_cell("on"))
         self.assertIsNone(render.parse_cell("a=maybe"))
 
-    def test_default_settings(self):
-        self.assertTrue(render.is_default_settings({"allocator": "glibc", "omp_threads": 8, "no_grad": False}, 8))
-        self.assertFalse(render.is_default_settings({"allocator": "glibc", "omp_threads": 1}, 8))
-        self.assertFalse(render.is_default_settings({"allocator": "jemalloc", "omp_threads": 8}, 8))
-        self.assertFalse(render.is_default_settings({"omp_threads": 8, "no_grad": True}, 8))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -146,15 +159,16 @@ class TextTest(unittest.TestCase):
 class RenderTest(RenderCase):
     def test_one_run(self):
         out, page, summary = self.render(DATABASES / "one-run.sqlite")
-        for png in ("forest.png", "factorial-1.png", "hosts.png", "threads.png"):
+        for png in ("forest.png", "factorial-1.png", "threads.png"):
             self.assertTrue((out / png).stat().st_size > 10_000, png)
         self.assertFalse((out / "trends.png").exists())
         self.assertSelfContained(page)
         self.assertIn("data:image/png;base64,", page)
         self.assertIn("1. Claims vs measured", page)
         self.assertIn("Trends need at least 2 runs", page)
-        self.assertIn("Only one host", page)
-        self.assertIn("Energy per sample is not recorded yet", page)
+        # Without tunebench's comparison the page draws no hosts and says where they come from.
+        self.assertFalse((out / "hosts.png").exists())
+        self.assertIn("Hosts are compared by tunebench", page)
         # schema version 2, but neither calibrated nor checked
         self.assertIn("5. Regression check of this run", page)
         self.assertIn("No findings stored for this run", page)
@@ -269,19 +283,53 @@ class RenderTest(RenderCase):
         self.assertNotIn("No control in the runs", page)
 
     def test_two_hosts(self):
-        prices = OUT / "prices.json"
-        prices.write_text(json.dumps({"nightly-epyc": 9000, "nightly-xeon": 4200}))
-        out, page, _ = self.render(DATABASES / "two-hosts.sqlite", "--prices", str(prices))
-        self.assertTrue((out / "hosts.png").exists())
-        self.assertIn("items/s per price unit", page)
-        self.assertIn("nightly-epyc", page)
-        self.assertIn("nightly-xeon", page)
+        db = DATABASES / "two-hosts.sqlite"
+        out = OUT / self._testMethodName
+        path = hosts_json(db, out, "nightly-epyc", "nightly-xeon", prices={"nightly-epyc": 4.1, "nightly-xeon": 1.9})
+        comparison = json.loads(path.read_text())
+        out, page, summary = self.render(db, "--hosts-json", str(path))
+        self.assertTrue((out / "hosts.png").stat().st_size > 10_000)
+        self.assertIn("items per currency unit", page)
         self.assertNotIn("Only one host", page)
         self.assertNotIn("No prices", page)
-        # one host only
-        _, page, _ = self.render(DATABASES / "two-hosts.sqlite", "--hosts", "nightly-epyc", name="two_hosts_one")
+        self.assertIn("Energy per item is not measured on these hosts", page)
+        # Every figure, ranking and ratio on the page is the text tunebench computed.
+        shown = 0
+        for w in comparison["workloads"]:
+            for f in w["hosts"]:
+                for key in ("items_per_second", "items_per_second_per_core", "items_per_currency_unit",
+                            "cost_per_million_items"):
+                    self.assertIn(f'<td class="num">{render.esc(f[key]["text"])}</td>', page)
+                    self.assertRegex(f[key]["text"], r"^[0-9.]+ \[[0-9.]+, [0-9.]+\]$")
+                    shown += 1
+            for r in w["ranking"]:
+                self.assertIn(render.esc(r["text"]), page)
+            self.assertIn(render.md("; ".join(r["text"] for r in w["ranking"])), summary)
+            for p in w["pairs"]:
+                self.assertIn(render.esc(p["line"]), page)
+        self.assertGreater(shown, 8)
+        # A comparison tunebench could not make is said, not guessed at.
+        unavailable = out / "unavailable.json"
+        unavailable.write_text(json.dumps({"unavailable": "hosts 'a', 'b' have no suite in common"}))
+        _, page, _ = self.render(db, "--hosts-json", str(unavailable), name="two_hosts_unavailable")
+        self.assertIn("tunebench could not compare the hosts: hosts &#x27;a&#x27;, &#x27;b&#x27; have no suite", page)
+
+    def test_report_command_hands_the_comparison_over(self):
+        """`tunebench report` computes the comparison in C++ and render.py draws it."""
+        out = OUT / self._testMethodName
+        done = tunebench_report("--db", str(DATABASES / "two-hosts.sqlite"), "--out", str(out),
+                                "--hosts", "nightly-epyc")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads((out / "hosts.json").read_text())["hosts"][0]["hostname"], "nightly-epyc")
+        page = (out / "report.html").read_text(encoding="utf-8")
+        self.assertTrue((out / "hosts.png").exists())
         self.assertIn("Only one host (nightly-epyc)", page)
         self.assertIn("Host <b>nightly-epyc</b>", page)
+        prices = out / "bad-prices.json"
+        prices.write_text('{"nightly-epyc": -3}')
+        done = tunebench_report("--db", str(DATABASES / "two-hosts.sqlite"), "--out", str(out), "--prices", str(prices))
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("prices are positive numbers", done.stderr)
 
     def test_schema_without_runs(self):
         out, page, summary = self.render(DATABASES / "schema-only.sqlite")
@@ -372,16 +420,15 @@ class ErrorTest(RenderCase):
         self.assertError(["--db", str(DATABASES / "one-run.sqlite"), "--out", str(OUT / "x"), "--hosts", "nohost"],
                          "hosts in the database: nightly-epyc")
 
-    def test_bad_prices(self):
+    def test_bad_hosts_json(self):
         db = str(DATABASES / "one-run.sqlite")
         for name, text, fragment in (("invalid.json", "{oops", "not valid JSON"),
-                                     ("list.json", "[1, 2]", "expected a JSON object"),
-                                     ("negative.json", '{"a": -3}', "prices are positive numbers"),
-                                     ("text.json", '{"a": "cheap"}', "prices are positive numbers")):
+                                     ("list.json", "[1, 2]", "not a comparison of `tunebench compare")):
             path = OUT / name
             path.write_text(text)
-            self.assertError(["--db", db, "--out", str(OUT / "x"), "--prices", str(path)], fragment)
-        self.assertError(["--db", db, "--out", str(OUT / "x"), "--prices", str(OUT / "missing.json")], "cannot read it")
+            self.assertError(["--db", db, "--out", str(OUT / "x"), "--hosts-json", str(path)], fragment)
+        self.assertError(["--db", db, "--out", str(OUT / "x"), "--hosts-json", str(OUT / "missing.json")],
+                         "cannot read it")
 
     def test_command_line_never_shows_a_traceback(self):
         for args in (["--db", str(OUT / "nope.sqlite"), "--out", str(OUT / "cli")],

@@ -138,10 +138,11 @@ TEST_F(CheckTest, CompareHostsUsesEachHostsLatestRunOfACommonSuite) {
   add_run("small", 1.0);
   const std::string small_latest = add_run("small", 1.0);
   const std::string big = add_run("big", 0.5, 0.25);  // twice and four times as fast
-  const auto [a, b] = latest_runs_of_hosts(*db_, "small", "big", "");
-  EXPECT_EQ(a, small_latest);
-  EXPECT_EQ(b, big);
-  const auto c = compare(*db_, a, b);
+  const auto runs = latest_runs_of_hosts(*db_, {"small", "big"}, "");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0], small_latest);
+  EXPECT_EQ(runs[1], big);
+  const auto c = compare(*db_, runs[0], runs[1]);
   EXPECT_EQ(c.host_a, "small");
   EXPECT_EQ(c.host_b, "big");
   ASSERT_EQ(c.rows.size(), 2u);
@@ -153,8 +154,8 @@ TEST_F(CheckTest, CompareHostsUsesEachHostsLatestRunOfACommonSuite) {
   }
   EXPECT_NE(format_comparison(c, "table").find("x [0.4"), std::string::npos)
       << format_comparison(c, "table");
-  EXPECT_THROW(latest_runs_of_hosts(*db_, "small", "tiny", ""), std::invalid_argument);
-  EXPECT_THROW(latest_runs_of_hosts(*db_, "small", "big", "cpu-full"), std::invalid_argument);
+  EXPECT_THROW(latest_runs_of_hosts(*db_, {"small", "tiny"}, ""), std::invalid_argument);
+  EXPECT_THROW(latest_runs_of_hosts(*db_, {"small", "big"}, "cpu-full"), std::invalid_argument);
 }
 
 // A recorded drifting history (issue #17): nights in the host's fast or ~2x slower phase. In

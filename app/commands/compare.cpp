@@ -1,6 +1,8 @@
-// `tunebench compare`: two runs side by side, or the latest runs of one suite on two hosts.
+// `tunebench compare`: two runs side by side, or the procurement comparison of two or more hosts
+// (analysis/hosts.h).
 #include <iostream>
 
+#include "analysis/hosts.h"
 #include "app/commands.h"
 
 namespace tunebench::cli {
@@ -8,16 +10,29 @@ namespace tunebench::cli {
 int compare_command(const CompareOptions& options) {
   if (options.runs.empty() && options.hosts.empty()) {
     std::cerr << "tunebench: error: compare needs two runs (compare RUN_A RUN_B) or "
-                 "--hosts H1 H2\n";
+                 "--hosts H1 H2 [H3 ...]\n";
     return kExitBadInput;
   }
-  const auto db = open_existing(options.db);
+  if (options.hosts.empty() && !options.prices.empty()) {
+    std::cerr << "tunebench: error: --prices goes with --hosts (compare --hosts H1 H2 --prices "
+                 "FILE); two runs are compared on time alone\n";
+    return kExitBadInput;
+  }
   try {
-    auto runs = options.hosts.empty() ? std::pair{options.runs[0], options.runs[1]}
-                                      : check::latest_runs_of_hosts(
-                                            db, options.hosts[0], options.hosts[1], options.suite);
-    std::cout << check::format_comparison(check::compare(db, runs.first, runs.second),
-                                          options.format);
+    hosts::Options host_options;
+    if (!options.hosts.empty()) {
+      // The prices first: a bad file is reported before the database is opened.
+      if (!options.prices.empty()) host_options.prices = hosts::load_prices(options.prices);
+      host_options.hosts = options.hosts;
+      host_options.suite = options.suite;
+    }
+    const auto db = open_existing(options.db);
+    if (options.hosts.empty()) {
+      std::cout << check::format_comparison(check::compare(db, options.runs[0], options.runs[1]),
+                                            options.format);
+    } else {
+      std::cout << hosts::format(hosts::compare_hosts(db, host_options), options.format);
+    }
     return 0;
   } catch (const std::invalid_argument& e) {
     std::cerr << "tunebench: error: " << e.what() << "\n";

@@ -1,12 +1,16 @@
-// `tunebench report`: runs reports/render.py with the project's Python (execve, no shell) and
+// `tunebench report`: computes the hosts side by side (analysis/hosts.h) into OUT/hosts.json,
+// then runs reports/render.py with the project's Python (execve, no shell), which draws it, and
 // returns its exit status; its output passes straight through.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
+#include "analysis/hosts.h"
 #include "app/commands.h"
 #include "core/build_paths.h"
 
@@ -20,8 +24,30 @@ std::vector<std::string> render_arguments(const ReportOptions& options) {
     args.push_back("--hosts");
     args.insert(args.end(), options.hosts.begin(), options.hosts.end());
   }
-  if (!options.prices.empty()) args.insert(args.end(), {"--prices", options.prices});
   return args;
+}
+
+// The comparison of the report's hosts (every host with runs unless --hosts), as `compare --hosts
+// --format json` prints it, or {"unavailable": why} when there is nothing to compare. A database
+// that is missing, empty or not tunebench's is left to render.py, which says what is wrong.
+// Throws std::invalid_argument for a bad prices file.
+nlohmann::json host_comparison(const ReportOptions& options) {
+  hosts::Options host_options;
+  if (!options.prices.empty()) host_options.prices = hosts::load_prices(options.prices);
+  std::error_code ec;
+  if (!std::filesystem::exists(options.db, ec) || std::filesystem::file_size(options.db, ec) == 0)
+    return {{"unavailable", "no database"}};
+  try {
+    const auto db = open_existing(options.db);
+    host_options.hosts = options.hosts.empty() ? hosts::hosts_with_runs(db) : options.hosts;
+    if (host_options.hosts.empty()) return {{"unavailable", "no finished run"}};
+    host_options.min_hosts = 1;
+    return nlohmann::json::parse(hosts::format(hosts::compare_hosts(db, host_options), "json"));
+  } catch (const storage::StorageError& e) {
+    return {{"unavailable", e.what()}};
+  } catch (const std::invalid_argument& e) {
+    return {{"unavailable", e.what()}};
+  }
 }
 
 }  // namespace
@@ -35,8 +61,25 @@ int report_command(const ReportOptions& options) {
               << " (run ci/setup.sh, or set TUNEBENCH_PYTHON)\n";
     return kExitBadInput;
   }
+  const std::string hosts_json = options.out + "/hosts.json";
+  try {
+    const auto comparison = host_comparison(options);
+    std::error_code ec;
+    std::filesystem::create_directories(options.out, ec);
+    std::ofstream file(hosts_json);
+    file << comparison.dump(2) << "\n";
+    if (!file.flush()) {
+      std::cerr << "tunebench: error: --out " << options.out << ": cannot write " << hosts_json
+                << " (check that the folder is writable)\n";
+      return kExitBadInput;
+    }
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
   std::vector<std::string> args{python, source + "/reports/render.py"};
-  const auto render_args = render_arguments(options);
+  auto render_args = render_arguments(options);
+  render_args.insert(render_args.end(), {"--hosts-json", hosts_json});
   args.insert(args.end(), render_args.begin(), render_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

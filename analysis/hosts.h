@@ -1,0 +1,124 @@
+// The procurement comparison (`tunebench compare --hosts H1 H2 [H3 …]`, and the report's "hosts
+// side by side"): each host's latest finished run of one suite, and per workload (model, preset,
+// mode, batch) the benchmark that ran there with default settings — every knob off, the glibc
+// allocator, one thread per core — as throughput per host, per core and per price, energy per
+// item where it was measured, every figure with its interval; the ratio between every two hosts
+// with an unpaired interval, how many samples would separate them, and a ranking in which hosts
+// that cannot be told apart share a rank.
+//
+// Hosts cannot be paired (different machines, different times): each host's processes and
+// samples are resampled independently (stats::effect's hierarchical bootstrap), so the ratio's
+// interval carries both hosts' noise. Computed once here, printed by `compare` and handed to the
+// report as JSON (reports/render.py draws it and computes nothing).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/stats.h"
+#include "store/storage.h"
+
+namespace tunebench::hosts {
+
+// Price per hour of each host, by hostname (any currency; for a bought machine, its price over
+// the hours it will serve). The file is a JSON object of hostname to a positive number, e.g.
+// {"box-a": 3.20, "box-b": 1.45}. Throws std::invalid_argument naming the file, what is wrong
+// and what would be valid.
+using Prices = std::map<std::string, double>;
+Prices load_prices(const std::string& path);
+
+struct Options {
+  std::vector<std::string> hosts;  // hostnames or host id prefixes (4+ hex digits)
+  std::string suite;               // empty: the newest suite every host ran
+  Prices prices;
+  size_t min_hosts = 2;             // compare needs two; the report shows one host's figures too
+  double target_half_width = 0.02;  // the precision the samples-needed figure aims at (±2 %)
+  double confidence = 0.95;
+};
+
+// Every knob off, the glibc allocator and omp_threads equal to the host's cores (the device a
+// workload runs on is part of the workload, not a setting): the configuration hosts are compared
+// in. Empty settings are not default settings (a trial stored without its settings says nothing).
+bool is_default_settings(const nlohmann::json& settings, int cores);
+
+// A figure with its interval (NaN where there is none), and how tunebench prints it:
+// "812 [799, 826]", "812 [no interval]", "not measured".
+struct Figure {
+  double value = NAN, lo = NAN, hi = NAN;
+  std::string text;
+};
+
+struct Host {
+  std::string given;     // as named on the command line
+  std::string hostname;  // from the run's host fingerprint
+  std::string host_id;   // sha256 of the fingerprint
+  std::string run_uuid, started_at, cpu_model;
+  int cores = 0;
+  double price_per_hour = NAN;  // NaN: no price given
+};
+
+// One host on one workload.
+struct HostFigures {
+  size_t host = 0;  // index into Comparison::hosts
+  int processes = 0, samples = 0;
+  Figure seconds;           // median time per iteration of the pooled samples
+  Figure items_per_second;  // batch / that
+  Figure per_core;          // items/s / cores
+  Figure items_per_unit;    // items per currency unit: items/s · 3600 / price per hour
+  Figure cost_per_million;  // currency units per million items
+  Figure energy_per_item;   // joules, median of the trials' measurement ("not measured")
+};
+
+// Two hosts on one workload: faster / slower in throughput (by the point estimate).
+struct Pair {
+  size_t faster = 0, slower = 0;
+  stats::Effect ratio;  // throughput faster / slower, unpaired hierarchical bootstrap interval
+  std::string text;     // "1.98x [1.93, 2.03]"
+  bool distinguishable = false;  // the interval excludes 1
+  double samples_now = 0;        // mean samples per host behind the interval
+  // Samples per host for the interval to exclude 1 at the observed ratio (NaN at a ratio of
+  // exactly 1 or without an interval; samples_now when it already does), and to reach
+  // ±target_half_width.
+  double samples_to_separate = NAN, samples_for_target = NAN;
+};
+
+// Hosts ranked by one figure: a host's rank is 1 + the hosts distinguishably better than it, so
+// hosts whose pairwise interval contains 1 can share a rank ("1= H1, H2").
+struct Rank {
+  int rank = 0;
+  std::vector<size_t> hosts;  // best first
+  std::string text;           // "1= H1, H2 (not distinguishable: 1.02x [0.97, 1.08])"
+};
+
+struct Workload {
+  std::string model, preset, mode, device;
+  int64_t batch = 0;
+  std::string experiment, arm;  // the benchmark compared: the same on every host
+  std::vector<HostFigures> hosts;
+  std::vector<Pair> pairs;          // every two hosts
+  std::vector<Rank> ranking;        // by items/s
+  std::vector<Rank> price_ranking;  // by items per currency unit; empty unless 2+ hosts have prices
+  std::string label() const;        // "gpt tiny infer b8" (+ " cuda" off the CPU)
+};
+
+struct Comparison {
+  std::string suite;
+  double confidence = 0.95, target_half_width = 0.02;
+  std::vector<Host> hosts;
+  std::vector<Workload> workloads;
+  std::vector<std::string> notes;  // workloads left out and why, prices of hosts not compared
+};
+
+// Throws std::invalid_argument (one message: what, where, what would be valid) for fewer hosts
+// than options.min_hosts, an unknown host, a host named twice, no suite every host ran, or no
+// workload with default settings on every host; storage::StorageError for a broken database.
+Comparison compare_hosts(const storage::Database& db, const Options& options);
+
+// Hostnames with a finished run, in the order of their first run (the report's default hosts).
+std::vector<std::string> hosts_with_runs(const storage::Database& db);
+
+// format: table, md or json (the report reads the json).
+std::string format(const Comparison& comparison, const std::string& format);
+
+}  // namespace tunebench::hosts

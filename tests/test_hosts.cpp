@@ -1,0 +1,356 @@
+// The procurement comparison (analysis/hosts.h) on databases of synthetic runs with known
+// answers: a 20 % faster host is ranked apart with an interval covering 1.2, hosts drawn from one
+// distribution share a rank, more spread asks for more samples, prices scale the per-price
+// figures exactly, and bad input gets one clear error.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "analysis/hosts.h"
+
+namespace tunebench::hosts {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class HostsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device random;
+    dir_ = fs::temp_directory_path() / ("tunebench_hosts_" + std::to_string(random()));
+    fs::create_directories(dir_);
+    db_ = std::make_unique<storage::Database>((dir_ / "db.sqlite").string());
+  }
+  void TearDown() override {
+    db_.reset();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // One finished run of `suite` on `host` (`cores` cores): GPT tiny inference at batch 8, the
+  // no_grad experiment's off arm (default settings) and on arm, `processes` processes x 8
+  // samples each of seconds = `seconds` x (1 + `spread` noise); the on arm 10 % faster. With
+  // `energy`, each trial says it measured `energy` joules per item, as a CUDA worker does.
+  std::string add_run(const std::string& host, int cores, double seconds, double spread,
+                      const std::string& suite = "smoke", int processes = 4, double energy = NAN) {
+    const std::string uuid = fmt::format("{:08x}-0000-4000-8000-000000000000", ++runs_);
+    RunRecord run;
+    run.uuid = uuid;
+    run.suite_name = suite;
+    run.suite_hash = "h";
+    run.suite = json::object();
+    run.label = "";
+    run.git_revision = "r";
+    run.command_line = "tunebench run";
+    run.started_at = fmt::format("2026-01-{:02d}T00:00:00Z", runs_);
+    run.host = {{"hostname", host}, {"cores", cores}, {"cpu_model", "synthetic " + host}};
+    run.software = {{"libtorch_version", "1.13.1"}};
+    run.host_state = json::object();
+    db_->begin_run(run);
+    std::normal_distribution<double> noise(0, spread);
+    int sequence = 0;
+    for (const auto& [arm, on, factor] : {std::tuple{"off", false, 1.0}, {"on", true, 0.9}}) {
+      for (int p = 0; p < processes; ++p) {
+        TrialSpec spec;
+        spec.experiment = "no_grad.gpt";
+        spec.knob = "no_grad";
+        spec.arm = arm;
+        spec.settings = {{"omp_threads", cores}, {"allocator", "glibc"}, {"no_grad", on}};
+        spec.model = {"gpt", "tiny", json::object()};
+        spec.batch = 8;
+        spec.process_index = p;
+        spec.sequence = sequence++;
+        TrialResult result;
+        result.status = "ok";
+        result.evidence = json::object();
+        if (std::isfinite(energy))
+          result.evidence["gpu_energy_joules_per_item"] = energy * (1 + p * 0.01);
+        for (int k = 0; k < 8; ++k)
+          result.sample_seconds.push_back(seconds * factor * (1 + noise(rng_)));
+        db_->store_trial(uuid, spec, result);
+      }
+    }
+    db_->finish_run(uuid, "completed", run.started_at);
+    return uuid;
+  }
+
+  Comparison compare(std::vector<std::string> hosts, Prices prices = {}) {
+    Options options;
+    options.hosts = std::move(hosts);
+    options.prices = std::move(prices);
+    return compare_hosts(*db_, options);
+  }
+
+  // The message of the std::invalid_argument `f` throws, "" when it throws none.
+  template <class F>
+  static std::string error_of(F&& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path dir_;
+  std::unique_ptr<storage::Database> db_;
+  int runs_ = 0;
+  std::mt19937_64 rng_{11};
+};
+
+TEST(HostsPure, DefaultSettingsAreEveryKnobOffGlibcAndOneThreadPerCore) {
+  EXPECT_TRUE(
+      is_default_settings({{"allocator", "glibc"}, {"omp_threads", 8}, {"no_grad", false}}, 8));
+  EXPECT_TRUE(is_default_settings(
+      {{"allocator", "glibc"}, {"omp_threads", 8}, {"device", "cuda"}, {"amp", false}}, 8));
+  EXPECT_FALSE(is_default_settings({{"allocator", "glibc"}, {"omp_threads", 1}}, 8));
+  EXPECT_FALSE(is_default_settings({{"allocator", "jemalloc"}, {"omp_threads", 8}}, 8));
+  EXPECT_FALSE(is_default_settings({{"omp_threads", 8}, {"no_grad", true}}, 8));
+  EXPECT_FALSE(is_default_settings(json::object(), 8));
+}
+
+TEST(HostsPure, SamplesForHalfWidthScalesAsOneOverRootN) {
+  // [0.97, 1.08] from 10 samples: h = ln(1.08 / 0.97) / 2 = 0.05371; ±2 % is ln 1.02 = 0.01980;
+  // 10 x (0.05371 / 0.01980)^2 = 73.56 → 74.
+  EXPECT_EQ(stats::samples_for_half_width(0.97, 1.08, 10, std::log(1.02)), 74);
+  // Four times the samples halve the width: an interval already twice as wide as the target
+  // needs four times the samples.
+  const double h = std::log(1.02);
+  EXPECT_EQ(stats::samples_for_half_width(std::exp(-2 * h), std::exp(2 * h), 10, h), 40);
+  EXPECT_EQ(stats::samples_for_half_width(1.1, 1.1, 10, h), 2);  // no width
+  EXPECT_TRUE(std::isnan(stats::samples_for_half_width(NAN, 1.1, 10, h)));
+  EXPECT_TRUE(std::isnan(stats::samples_for_half_width(1.2, 1.1, 10, h)));
+  EXPECT_THROW(stats::samples_for_half_width(0.9, 1.1, 0, h), std::invalid_argument);
+  EXPECT_THROW(stats::samples_for_half_width(0.9, 1.1, 10, 0), std::invalid_argument);
+}
+
+TEST_F(HostsTest, TwentyPercentFasterHostIsRankedApartWithAnIntervalCovering1Point2) {
+  add_run("slow", 4, 0.012, 0.01);
+  add_run("fast", 8, 0.010, 0.01);
+  const auto c = compare({"slow", "fast"});
+  EXPECT_EQ(c.suite, "smoke");
+  ASSERT_EQ(c.workloads.size(), 1u);
+  const auto& w = c.workloads.front();
+  EXPECT_EQ(w.label(), "gpt tiny infer b8");
+  EXPECT_EQ(w.experiment, "no_grad.gpt");
+  EXPECT_EQ(w.arm, "off");  // the default-settings arm, not the no_grad one
+  // items/s = batch / median seconds, per core / cores.
+  const auto& fast = w.hosts[1];
+  EXPECT_NEAR(fast.items_per_second.value, 8 / 0.010, 8 / 0.010 * 0.01);
+  EXPECT_LT(fast.items_per_second.lo, fast.items_per_second.value);
+  EXPECT_GT(fast.items_per_second.hi, fast.items_per_second.value);
+  EXPECT_DOUBLE_EQ(fast.per_core.value, fast.items_per_second.value / 8);
+  EXPECT_DOUBLE_EQ(fast.per_core.lo, fast.items_per_second.lo / 8);
+  EXPECT_EQ(fast.samples, 32);
+  EXPECT_EQ(fast.processes, 4);
+  EXPECT_EQ(fast.energy_per_item.text, "not measured");
+  EXPECT_TRUE(fast.items_per_unit.text.empty());  // no prices
+
+  ASSERT_EQ(w.pairs.size(), 1u);
+  const auto& p = w.pairs.front();
+  EXPECT_EQ(c.hosts[p.faster].hostname, "fast");
+  EXPECT_LE(p.ratio.lo, 1.2);
+  EXPECT_GE(p.ratio.hi, 1.2);
+  EXPECT_GT(p.ratio.lo, 1.0);
+  EXPECT_TRUE(p.distinguishable);
+  EXPECT_EQ(p.samples_to_separate, p.samples_now);
+  EXPECT_EQ(p.samples_now, 32);
+  ASSERT_EQ(w.ranking.size(), 2u);
+  EXPECT_EQ(w.ranking[0].text, "1 fast");
+  EXPECT_EQ(w.ranking[1].text, "2 slow");
+  const std::string table = format(c, "table");
+  EXPECT_NE(table.find("ranking by items/s: 1 fast; 2 slow"), std::string::npos) << table;
+  EXPECT_NE(table.find("fast / slow 1.2"), std::string::npos) << table;
+  EXPECT_NE(table.find("not measured"), std::string::npos) << table;
+  const auto j = json::parse(format(c, "json"));
+  EXPECT_EQ(j["workloads"][0]["pairs"][0]["faster"], "fast");
+  EXPECT_EQ(j["workloads"][0]["hosts"][1]["items_per_second"]["value"].get<double>(),
+            fast.items_per_second.value);
+  EXPECT_TRUE(j["workloads"][0]["hosts"][1]["items_per_currency_unit"]["value"].is_null());
+  EXPECT_NE(format(c, "md").find("| host | items/s |"), std::string::npos);
+}
+
+TEST_F(HostsTest, HostsFromOneDistributionShareARank) {
+  add_run("twin-a", 4, 0.010, 0.02);
+  add_run("twin-b", 4, 0.010, 0.02);
+  add_run("slow", 4, 0.015, 0.02);
+  const auto c = compare({"twin-a", "twin-b", "slow"});
+  const auto& w = c.workloads.front();
+  ASSERT_EQ(w.pairs.size(), 3u);
+  const Pair* twins = nullptr;
+  for (const auto& p : w.pairs) {
+    if (c.hosts[p.slower].hostname != "slow" && c.hosts[p.faster].hostname != "slow") twins = &p;
+  }
+  ASSERT_NE(twins, nullptr);
+  EXPECT_FALSE(twins->distinguishable) << twins->text;
+  EXPECT_LE(twins->ratio.lo, 1.0);
+  ASSERT_EQ(w.ranking.size(), 2u);
+  EXPECT_EQ(w.ranking[0].rank, 1);
+  EXPECT_EQ(w.ranking[0].hosts.size(), 2u);
+  EXPECT_EQ(w.ranking[0].text.rfind("1= twin-", 0), 0u) << w.ranking[0].text;
+  EXPECT_NE(w.ranking[0].text.find("(not distinguishable: twin-"), std::string::npos)
+      << w.ranking[0].text;
+  EXPECT_EQ(w.ranking[1].text, "3 slow");  // two hosts are distinguishably faster
+  // Separating twins that differ by a hair takes many samples; both figures are finite here.
+  EXPECT_GT(twins->samples_to_separate, twins->samples_now);
+  EXPECT_TRUE(std::isfinite(twins->samples_for_target));
+}
+
+TEST_F(HostsTest, MoreSpreadAsksForMoreSamples) {
+  add_run("quiet-a", 4, 0.010, 0.01);
+  add_run("quiet-b", 4, 0.0105, 0.01);
+  add_run("noisy-a", 4, 0.010, 0.05);
+  add_run("noisy-b", 4, 0.0105, 0.05);
+  const auto quiet = compare({"quiet-a", "quiet-b"}).workloads.front().pairs.front();
+  const auto noisy = compare({"noisy-a", "noisy-b"}).workloads.front().pairs.front();
+  EXPECT_GT(noisy.samples_for_target, quiet.samples_for_target);
+  EXPECT_GT(noisy.samples_for_target, 2 * quiet.samples_for_target);  // 5x the spread
+  EXPECT_GT(noisy.ratio.hi / noisy.ratio.lo, quiet.ratio.hi / quiet.ratio.lo);
+  // Each figure is the function of its own interval.
+  EXPECT_EQ(noisy.samples_for_target,
+            stats::samples_for_half_width(noisy.ratio.lo, noisy.ratio.hi, 32, std::log(1.02)));
+}
+
+TEST_F(HostsTest, PricesScaleThePerPriceFiguresExactly) {
+  add_run("slow", 4, 0.012, 0.01);
+  add_run("fast", 8, 0.010, 0.01);
+  // fast: 1.2x the throughput at 2x the price per hour, so slow gives more items per unit.
+  const auto c = compare({"slow", "fast"}, {{"slow", 1.5}, {"fast", 3.0}, {"elsewhere", 1.0}});
+  const auto& w = c.workloads.front();
+  for (const auto& f : w.hosts) {
+    const double price = c.hosts[f.host].price_per_hour;
+    EXPECT_DOUBLE_EQ(f.items_per_unit.value, f.items_per_second.value * 3600 / price);
+    EXPECT_DOUBLE_EQ(f.items_per_unit.lo, f.items_per_second.lo * 3600 / price);
+    EXPECT_DOUBLE_EQ(f.items_per_unit.hi, f.items_per_second.hi * 3600 / price);
+    EXPECT_DOUBLE_EQ(f.cost_per_million.value, 1e6 * price / 3600 / f.items_per_second.value);
+    EXPECT_DOUBLE_EQ(f.cost_per_million.lo, 1e6 * price / 3600 / f.items_per_second.hi);
+  }
+  EXPECT_EQ(c.hosts[0].price_per_hour, 1.5);
+  ASSERT_EQ(w.price_ranking.size(), 2u);
+  EXPECT_EQ(w.price_ranking[0].text, "1 slow");
+  EXPECT_EQ(w.ranking[0].text, "1 fast");
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_NE(c.notes[0].find("'elsewhere'"), std::string::npos);
+  // Doubling one host's price halves its items per unit and doubles its cost, exactly.
+  const auto doubled = compare({"slow", "fast"}, {{"slow", 3.0}, {"fast", 3.0}});
+  EXPECT_DOUBLE_EQ(doubled.workloads[0].hosts[0].items_per_unit.value,
+                   w.hosts[0].items_per_unit.value / 2);
+  EXPECT_DOUBLE_EQ(doubled.workloads[0].hosts[0].cost_per_million.value,
+                   w.hosts[0].cost_per_million.value * 2);
+  EXPECT_EQ(doubled.workloads[0].price_ranking[0].text, "1 fast");
+  EXPECT_NE(format(c, "table").find("ranking by items per currency unit: 1 slow"),
+            std::string::npos);
+}
+
+TEST_F(HostsTest, EnergyIsShownWhereItWasMeasured) {
+  add_run("gpu-a", 4, 0.010, 0.01, "smoke", 4, 0.5);
+  add_run("cpu-b", 4, 0.010, 0.01);
+  const auto c = compare({"gpu-a", "cpu-b"});
+  const auto& f = c.workloads[0].hosts;
+  EXPECT_NEAR(f[0].energy_per_item.value, 0.5 * 1.015, 1e-9);  // median of 0.5 x 1.00 … 1.03
+  EXPECT_GE(f[0].energy_per_item.hi, f[0].energy_per_item.value);
+  EXPECT_EQ(f[1].energy_per_item.text, "not measured");
+}
+
+TEST_F(HostsTest, LatestRunOfTheNewestCommonSuite) {
+  add_run("a", 4, 0.020, 0.01, "smoke");
+  add_run("b", 4, 0.010, 0.01, "smoke");
+  add_run("a", 4, 0.010, 0.01, "full");
+  const std::string latest = add_run("a", 4, 0.012, 0.01, "smoke");
+  const auto c = compare({"a", "b"});
+  EXPECT_EQ(c.suite, "smoke");
+  EXPECT_EQ(c.hosts[0].run_uuid, latest);
+  // A host id prefix names a host too.
+  const auto by_id = compare({c.hosts[0].host_id.substr(0, 6), "b"});
+  EXPECT_EQ(by_id.hosts[0].hostname, "a");
+}
+
+TEST_F(HostsTest, BadInputGetsOneClearError) {
+  add_run("a", 4, 0.010, 0.01, "smoke");
+  add_run("b", 4, 0.010, 0.01, "full");
+  add_run("c", 4, 0.010, 0.01, "smoke");
+  EXPECT_NE(error_of([&] {
+              compare({"a", "nosuch"});
+            }).find("no finished run on host 'nosuch'; hosts with runs: a, b, c"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              compare({"a"});
+            }).find("--hosts needs at least 2 hosts to compare, got 1; hosts with runs: a, b, c"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              compare({"a", "b"});
+            }).find("have no suite in common"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { compare({"a", "a"}); }).find("named twice"), std::string::npos);
+  Options options;
+  options.hosts = {"a", "c"};
+  options.suite = "full";
+  EXPECT_NE(error_of([&] {
+              compare_hosts(*db_, options);
+            }).find("host 'a' has no finished run of suite 'full'"),
+            std::string::npos);
+
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir_ / name).string()) << text;
+    return (dir_ / name).string();
+  };
+  EXPECT_NE(error_of([&] { load_prices(write("bad.json", "{oops")); }).find("not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_prices(write("list.json", "[1, 2]"));
+            }).find("expected a JSON object of hostname to price per hour"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_prices(write("neg.json", R"({"a": -3})"));
+            }).find("the price of 'a' is -3; prices are positive numbers"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_prices(write("text.json", R"({"a": "cheap"})"));
+            }).find("prices are positive numbers"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { load_prices((dir_ / "missing.json").string()); }).find("cannot read"),
+            std::string::npos);
+  EXPECT_EQ(load_prices(write("ok.json", R"({"a": 1.5, "b": 2})")), (Prices{{"a", 1.5}, {"b", 2}}));
+}
+
+TEST_F(HostsTest, RunsWithoutDefaultSettingsCannotBeCompared) {
+  // A run whose every arm switched a knob on has nothing to compare hosts on.
+  for (const std::string host : {"x", "y"}) {
+    const std::string uuid = fmt::format("{:08x}-0000-4000-8000-000000000000", ++runs_);
+    RunRecord run;
+    run.uuid = uuid;
+    run.suite_name = "odd";
+    run.suite_hash = "h";
+    run.suite = json::object();
+    run.git_revision = "r";
+    run.command_line = "tunebench run";
+    run.started_at = fmt::format("2026-02-{:02d}T00:00:00Z", runs_);
+    run.host = {{"hostname", host}, {"cores", 4}};
+    run.software = json::object();
+    run.host_state = json::object();
+    db_->begin_run(run);
+    TrialSpec spec;
+    spec.experiment = "jemalloc.gpt";
+    spec.knob = "allocator";
+    spec.arm = "on";
+    spec.settings = {{"omp_threads", 4}, {"allocator", "jemalloc"}};
+    spec.model = {"gpt", "tiny", json::object()};
+    TrialResult result;
+    result.status = "ok";
+    result.sample_seconds = {0.01, 0.011, 0.012};
+    db_->store_trial(uuid, spec, result);
+    db_->finish_run(uuid, "completed", run.started_at);
+  }
+  EXPECT_NE(error_of([&] {
+              compare({"x", "y"});
+            }).find("ran with default settings"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tunebench::hosts
