@@ -1,10 +1,11 @@
-// Whether a run's orchestrator still runs (core/liveness.h): real processes of this machine, and a
-// machine faked for what cannot be arranged here (another boot, another host, a pid /proc hides).
-#include <fmt/format.h>
+// Whether a run's orchestrator still runs (core/liveness.h), and how a reader says a run's state
+// (analysis::run_state): real processes of this machine, and a machine faked for what cannot be
+// arranged here (another boot, another host, a pid /proc hides).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "core/liveness.h"
 
 namespace tunebench::liveness {
@@ -125,6 +126,52 @@ TEST(Liveness, ResumeCommandQuotesThePathWhereAShellNeedsIt) {
             "tunebench run --resume u-1 --db results/tunebench.sqlite");
   EXPECT_EQ(resume_command("u-1", "my results/it's.sqlite"),
             "tunebench run --resume u-1 --db 'my results/it'\\''s.sqlite'");
+}
+
+// How show says each state (its first lines and its JSON take these).
+TEST(Liveness, ShowSaysAGoneOrchestratorsRunIsInterruptedWithTheCommandThatResumesIt) {
+  storage::Database::StoredRun run;
+  run.record.uuid = "0f1e2d3c-0000-4000-8000-000000000001";
+  run.status = "running";
+  const Here here{"h", "boot", "pid:[9]", [](int64_t pid) { return Seen{pid == 10, 5}; }};
+  run.orchestrator = to_json(Orchestrator{"h", "boot", "pid:[9]", 11, 5});
+  auto state = analysis::run_state(run, here, "r.sqlite");
+  EXPECT_EQ(state.status, "interrupted");
+  EXPECT_EQ(state.shown, "interrupted (orchestrator gone)");
+  EXPECT_EQ(state.liveness, "gone");
+  EXPECT_EQ(state.detail, "its orchestrator, pid 11 on h, is no longer running");
+  EXPECT_EQ(state.resume, "tunebench run --resume " + run.record.uuid + " --db r.sqlite");
+
+  run.orchestrator = to_json(Orchestrator{"h", "boot", "pid:[9]", 10, 5});
+  state = analysis::run_state(run, here, "r.sqlite");
+  EXPECT_EQ(state.status, "running");
+  EXPECT_EQ(state.liveness, "alive");
+  EXPECT_EQ(state.resume, "");
+
+  run.orchestrator = to_json(Orchestrator{"node7", "boot", "pid:[9]", 11, 5});
+  state = analysis::run_state(run, here, "r.sqlite");
+  EXPECT_EQ(state.status, "running");
+  EXPECT_EQ(state.shown, "running on node7 (cannot check from here)");
+  EXPECT_EQ(state.resume, "");
+
+  run.orchestrator = json();
+  state = analysis::run_state(run, here, "r.sqlite");
+  EXPECT_EQ(state.status, "running");
+  EXPECT_EQ(state.liveness, "unrecorded");
+
+  // Marked by a writer (Database::interrupt_gone_runs), and one interrupted by a signal.
+  run.status = "interrupted";
+  run.orchestrator = to_json(Orchestrator{"h", "boot", "pid:[9]", 11, 5});
+  run.orchestrator["gone"] = {{"found_at", "2024-05-01T10:00:00Z"}, {"why", "it died"}};
+  state = analysis::run_state(run, here, "r.sqlite");
+  EXPECT_EQ(state.shown, "interrupted (orchestrator gone)");
+  EXPECT_EQ(state.detail, "it died (found 2024-05-01T10:00:00Z)");
+  EXPECT_EQ(state.resume, "tunebench run --resume " + run.record.uuid + " --db r.sqlite");
+  run.orchestrator.erase("gone");
+  state = analysis::run_state(run, here, "r.sqlite");
+  EXPECT_EQ(state.shown, "interrupted");
+  EXPECT_EQ(state.detail, "");
+  EXPECT_EQ(state.resume, "tunebench run --resume " + run.record.uuid + " --db r.sqlite");
 }
 
 }  // namespace
