@@ -19,11 +19,51 @@ std::string ms(double seconds) {
 
 }  // namespace
 
+RunState run_state(const storage::Database::StoredRun& run, const liveness::Here& here,
+                   const std::string& db_path) {
+  RunState state{run.status, run.status, "", "", ""};
+  const json& record = run.orchestrator;
+  if (run.status == "running") {
+    const auto verdict = liveness::judge(liveness::orchestrator_from_json(record), here);
+    state.detail = verdict.why;
+    switch (verdict.state) {
+      case liveness::State::kAlive:
+        state.liveness = "alive";
+        break;
+      case liveness::State::kGone:
+        state.liveness = "gone";
+        state.status = "interrupted";
+        state.shown = "interrupted (orchestrator gone)";
+        break;
+      case liveness::State::kElsewhere:
+        state.liveness = "elsewhere";
+        state.shown = verdict.why;
+        state.detail.clear();
+        break;
+      case liveness::State::kUnrecorded:
+        state.liveness = "unrecorded";
+        break;
+    }
+  } else if (run.status == "interrupted" && record.is_object() && record.contains("gone")) {
+    // Marked by a writer that found its orchestrator gone (Database::interrupt_gone_runs).
+    const json& gone = record.at("gone");
+    state.shown = "interrupted (orchestrator gone)";
+    state.detail = fmt::format("{} (found {})", gone.value("why", "its orchestrator is gone"),
+                               gone.value("found_at", "?"));
+  }
+  if (state.status == "interrupted")
+    state.resume = liveness::resume_command(run.record.uuid, db_path);
+  return state;
+}
+
 std::string format_run(const RunReport& report) {
   const auto& r = report.run.record;
+  const RunState& state = report.state;
   std::string out;
   out += fmt::format("run {}  suite {}  label '{}'  {}\n", r.uuid, r.suite_name, r.label,
-                     report.run.status);
+                     state.shown.empty() ? report.run.status : state.shown);
+  if (!state.detail.empty()) out += state.detail + "\n";
+  if (!state.resume.empty()) out += "resume with: " + state.resume + "\n";
   out += fmt::format("started {}  ended {}  git {}\n", r.started_at,
                      report.run.ended_at.empty() ? "-" : report.run.ended_at,
                      r.git_revision.substr(0, 12));
@@ -184,10 +224,17 @@ json to_json(const RunReport& report) {
                         {"detail", f.detail}});
   }
   const auto& r = report.run.record;
+  const RunState& state = report.state;
+  auto text_or_null = [](const std::string& s) { return s.empty() ? json() : json(s); };
   return {{"run", r.uuid},
           {"suite", r.suite_name},
           {"label", r.label},
-          {"status", report.run.status},
+          {"status", state.status.empty() ? report.run.status : state.status},
+          {"stored_status", report.run.status},
+          {"orchestrator", report.run.orchestrator},
+          {"liveness", text_or_null(state.liveness)},
+          {"state_detail", text_or_null(state.detail)},
+          {"resume", text_or_null(state.resume)},
           {"started_at", r.started_at},
           {"ended_at", report.run.ended_at},
           {"host", r.host},

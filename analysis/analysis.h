@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/stats.h"
+#include "core/liveness.h"
 #include "store/storage.h"
 
 namespace tunebench::analysis {
@@ -45,8 +46,28 @@ struct ExperimentReport {
   double slowdown = 0;
 };
 
+// A run's state as a reader says it: for a run stored as "running", judged from this machine by
+// its orchestrator's record (core/liveness.h); for an interrupted one, with what resumes it.
+struct RunState {
+  // The stored status, but "interrupted" where its orchestrator is gone.
+  std::string status;
+  // For show's first line: "interrupted (orchestrator gone)", "running on node7 (cannot check
+  // from here)", or the status.
+  std::string shown;
+  // For a run stored as "running": alive, gone, elsewhere or unrecorded (core/liveness.h).
+  std::string liveness;
+  // Why, in words: "its orchestrator, pid 4242 on node7, is no longer running"; "" where there
+  // is nothing to say.
+  std::string detail;
+  // "tunebench run --resume UUID --db PATH" for an interrupted run.
+  std::string resume;
+};
+RunState run_state(const storage::Database::StoredRun& run, const liveness::Here& here,
+                   const std::string& db_path);
+
 struct RunReport {
   storage::Database::StoredRun run;
+  RunState state;  // analyze() judges it from this machine
   std::vector<ExperimentReport> experiments;
   nlohmann::json not_applicable;  // [{experiment, reason}]
   // The noise floors calibrated for this run's suite, host and software (tunebench calibrate).
@@ -56,7 +77,7 @@ struct RunReport {
 
 // The run's report: its trials' structure (arms, counts, evidence, problems) with the numbers
 // stored for it (analysis/effects.h); a run without stored numbers (still running) is computed
-// on the fly.
+// on the fly. Its state is judged from this machine (run_state); nothing is written.
 RunReport analyze(const storage::Database& db, const std::string& run_uuid);
 std::string format_run(const RunReport& report);
 // "4.2 %" for 0.042; "-" for NaN.

@@ -498,9 +498,14 @@ void store_effects(storage::Database& db, const std::string& run_uuid) {
 
 RunReport analyze(const storage::Database& db, const std::string& run_uuid) {
   const auto stored = db.effects(run_uuid);
-  if (stored.empty()) return compute_report(db, run_uuid);
-  RunReport report = collect(db, run_uuid, false);
-  apply_stored(report, stored);
+  RunReport report;
+  if (stored.empty()) {
+    report = compute_report(db, run_uuid);
+  } else {
+    report = collect(db, run_uuid, false);
+    apply_stored(report, stored);
+  }
+  report.state = run_state(report.run, liveness::this_machine(), db.path());
   return report;
 }
 

@@ -19,6 +19,7 @@
 #include <set>
 
 #include "analysis/effects.h"
+#include "core/liveness.h"
 #include "core/multiproc.h"
 #include "knobs/knobs.h"
 #include "models/registry.h"
@@ -726,6 +727,20 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
   return status == "completed" ? 0 : 1;
 }
 
+// Before this process writes a run: the runs of the database left "running" by an orchestrator
+// that died without a word (kill -9, a reboot) are marked interrupted (core/liveness.h), each
+// said with the command that resumes it, except `resuming` (said by resume itself).
+void interrupt_gone_runs(storage::Database& db, const RunOptions& options,
+                         const std::string& resuming = "") {
+  for (const auto& uuid : db.interrupt_gone_runs()) {
+    if (options.quiet || uuid == resuming) continue;
+    std::cerr << fmt::format(
+        "run {} was left running by an orchestrator that is gone: marked interrupted; resume "
+        "with: {}\n",
+        uuid, liveness::resume_command(uuid, options.db_path));
+  }
+}
+
 // `tunebench run --resume RUN`: the stored suite is expanded again (same order, same seeds) and
 // only the trials the database does not hold yet are run.
 int resume(const RunOptions& options) {
@@ -736,6 +751,7 @@ int resume(const RunOptions& options) {
   try {
     db = std::make_unique<storage::Database>(options.db_path);
     uuid = storage::resolve_run(*db, options.resume);
+    interrupt_gone_runs(*db, options, uuid);
     stored = db->run(uuid);
   } catch (const storage::StorageError& e) {
     std::cerr << "tunebench: error: " << e.what() << "\n";
@@ -767,15 +783,30 @@ int resume(const RunOptions& options) {
     t.run_uuid = uuid;
     if (!done.count(t.sequence)) missing.push_back(t);
   }
-  if (!options.quiet) {
-    std::cerr << fmt::format("resuming run {} ({}): {} of {} trials stored, {} to run\n", uuid,
-                             stored.status, done.size(), all.size(), missing.size());
-  }
   if (missing.empty() && stored.status != "running" && stored.status != "interrupted") {
     if (!options.quiet) std::cerr << "nothing to resume: the run is " << stored.status << "\n";
     return stored.status == "completed" ? 0 : 1;
   }
-  db->reopen_run(uuid);
+  // Who runs it now; refused while its orchestrator is alive here (two would write one run).
+  try {
+    db->reopen_run(uuid, liveness::to_json(liveness::this_process()));
+  } catch (const storage::StorageError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return 2;
+  }
+  if (!options.quiet) {
+    std::string was = stored.status;
+    if (stored.status == "running") {
+      // Not alive here (refused above): on another host, or stored before schema 7.
+      was += ": " + liveness::judge(liveness::orchestrator_from_json(stored.orchestrator),
+                                    liveness::this_machine())
+                        .why;
+    } else if (stored.orchestrator.contains("gone")) {
+      was += ": " + stored.orchestrator["gone"].value("why", "its orchestrator is gone");
+    }
+    std::cerr << fmt::format("resuming run {} ({}): {} of {} trials stored, {} to run\n", uuid, was,
+                             done.size(), all.size(), missing.size());
+  }
   RunLoop loop(*db, uuid, options, caps.gpus, guard_reference, failed, invalid,
                sampling_of(resumed_plan));
   return loop.execute(missing);
@@ -815,6 +846,7 @@ int run(const RunOptions& options) {
   std::unique_ptr<storage::Database> db;
   try {
     db = std::make_unique<storage::Database>(options.db_path);
+    interrupt_gone_runs(*db, options);
   } catch (const storage::StorageError& e) {
     std::cerr << "tunebench: error: " << e.what() << "\n";
     return 2;
@@ -862,7 +894,7 @@ int run(const RunOptions& options) {
   run.host_state["warnings"] = state.warnings;
   run.host_quiet = state.warnings.empty();
   for (auto& t : trials) t.run_uuid = run.uuid;
-  db->begin_run(run);
+  db->begin_run(run, liveness::to_json(liveness::this_process()));
 
   if (!options.quiet) {
     std::cerr << fmt::format("run {} of suite {} ({} trials, {} not applicable) into {}\n",

@@ -35,7 +35,9 @@ struct RunOptions {
 
 // Exit codes: 0 every trial ok; 1 the run completed with failed or invalid trials, was
 // interrupted, or could not write; 2 bad input (suite, filter, database refused, unknown run to
-// resume) — then nothing was written.
+// resume, a run to resume whose orchestrator still runs on this machine) — then no run was
+// started or resumed. Once the database is open, its runs whose orchestrator is gone are marked
+// interrupted first (storage::Database::interrupt_gone_runs).
 int run(const RunOptions& options);
 
 // The environment a worker gets: a few variables a process needs (PATH, HOME, LANG, TMPDIR,

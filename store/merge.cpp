@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <istream>
 
+#include "core/liveness.h"
 #include "store/internal.h"
 #include "store/trial_columns.h"
 
@@ -36,6 +37,11 @@ constexpr const char* kRunColumns =
     "uuid, suite_name, suite_hash, suite_json, label, git_revision, command_line, started_at, "
     "ended_at, status, host_id, software_id, host_state, host_quiet";
 constexpr int kRunColumnCount = 14;
+// From schema version 7 on, a run also records its orchestrator.
+constexpr const char* kRunColumnsV7 =
+    "uuid, suite_name, suite_hash, suite_json, label, git_revision, command_line, started_at, "
+    "ended_at, status, host_id, software_id, host_state, host_quiet, orchestrator";
+constexpr int kRunColumnCountV7 = 15;
 
 }  // namespace
 
@@ -73,7 +79,10 @@ Database::MergeResult Database::merge_from(const std::string& other_path) {
   guarded(path_, "cannot merge " + other_path, [&] {
     SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const int hosts_before = static_cast<int>(query_int(*db_, "SELECT COUNT(*) FROM hosts"));
-    SQLite::Statement runs(*other, "SELECT uuid, status FROM runs ORDER BY started_at, rowid");
+    SQLite::Statement runs(*other, version >= 7 ? "SELECT uuid, status, orchestrator FROM runs "
+                                                  "ORDER BY started_at, rowid"
+                                                : "SELECT uuid, status, NULL FROM runs ORDER BY "
+                                                  "started_at, rowid");
     SQLite::Statement here(*db_, "SELECT 1 FROM runs WHERE uuid = ?");
     SQLite::Statement host_row(
         *other, fmt::format("SELECT {} FROM hosts WHERE id = (SELECT host_id FROM runs WHERE "
@@ -88,10 +97,15 @@ Database::MergeResult Database::merge_from(const std::string& other_path) {
     SQLite::Statement software_insert(
         *db_, fmt::format("INSERT OR IGNORE INTO software ({}) VALUES ({})", kSoftwareColumns,
                           placeholders(kSoftwareColumnCount)));
+    const char* run_columns = version >= 7 ? kRunColumnsV7 : kRunColumns;
     SQLite::Statement run_row(*other,
-                              fmt::format("SELECT {} FROM runs WHERE uuid = ?", kRunColumns));
-    SQLite::Statement run_insert(*db_, fmt::format("INSERT INTO runs ({}) VALUES ({})", kRunColumns,
-                                                   placeholders(kRunColumnCount)));
+                              fmt::format("SELECT {} FROM runs WHERE uuid = ?", run_columns));
+    SQLite::Statement run_insert(
+        *db_, fmt::format("INSERT INTO runs ({}) VALUES ({})", run_columns,
+                          placeholders(version >= 7 ? kRunColumnCountV7 : kRunColumnCount)));
+    SQLite::Statement mark_interrupted(
+        *db_, "UPDATE runs SET status = 'interrupted', orchestrator = ? WHERE uuid = ?");
+    const liveness::Here this_machine = liveness::this_machine();
     // Trials column by column, by name, from the column list: the columns the other file's
     // schema version has (the others take their DEFAULT here).
     std::vector<TrialColumn> columns;
@@ -123,9 +137,19 @@ Database::MergeResult Database::merge_from(const std::string& other_path) {
         result.already_here.push_back(uuid);
         continue;
       }
+      // A run "running" there is imported only when its orchestrator is known gone: as
+      // interrupted, so that it can be resumed here.
+      json gone;
       if (runs.getColumn(1).getString() == "running") {
-        result.still_running.push_back(uuid);
-        continue;
+        json record = internal::parse(runs.getColumn(2).getString());
+        const auto verdict =
+            liveness::judge(liveness::orchestrator_from_json(record), this_machine);
+        if (verdict.state != liveness::State::kGone) {
+          result.still_running.push_back(uuid);
+          continue;
+        }
+        record["gone"] = {{"found_at", now_iso8601()}, {"why", verdict.why}};
+        gone = std::move(record);
       }
       for (auto* pair : {&host_row, &software_row}) pair->bind(1, uuid);
       copy_rows(host_row, host_insert);
@@ -135,6 +159,13 @@ Database::MergeResult Database::merge_from(const std::string& other_path) {
       run_row.bind(1, uuid);
       copy_rows(run_row, run_insert);
       run_row.reset();
+      if (!gone.is_null()) {
+        mark_interrupted.bind(1, internal::dump(gone));
+        mark_interrupted.bind(2, uuid);
+        mark_interrupted.exec();
+        mark_interrupted.reset();
+        result.interrupted.push_back(uuid);
+      }
       trial_rows.bind(":run_uuid", uuid);
       while (trial_rows.executeStep()) {
         for (const auto& c : columns) {

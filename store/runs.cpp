@@ -1,6 +1,7 @@
 // Runs, their host and software fingerprints, and finding a run by uuid or prefix.
 #include <algorithm>
 
+#include "core/liveness.h"
 #include "store/internal.h"
 
 namespace tunebench::storage {
@@ -36,9 +37,17 @@ void bind_field(SQLite::Statement& st, int index, const json& object, const char
   }
 }
 
+void bind_json_or_null(SQLite::Statement& st, int index, const json& j) {
+  if (j.is_null()) {
+    st.bind(index);
+  } else {
+    st.bind(index, dump(j));
+  }
+}
+
 }  // namespace
 
-void Database::begin_run(const RunRecord& run) {
+void Database::begin_run(const RunRecord& run, const json& orchestrator) {
   guarded(path_, "cannot store run " + run.uuid, [&] {
     SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
 
@@ -73,8 +82,8 @@ void Database::begin_run(const RunRecord& run) {
     SQLite::Statement insert(*db_,
                              "INSERT INTO runs (uuid, suite_name, suite_hash, suite_json, label, "
                              "git_revision, command_line, started_at, status, host_id, "
-                             "software_id, host_state, host_quiet) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)");
+                             "software_id, host_state, host_quiet, orchestrator) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)");
     insert.bind(1, run.uuid);
     insert.bind(2, run.suite_name);
     insert.bind(3, run.suite_hash);
@@ -87,6 +96,7 @@ void Database::begin_run(const RunRecord& run) {
     insert.bind(10, software_id);
     insert.bind(11, dump(run.host_state));
     insert.bind(12, run.host_quiet ? 1 : 0);
+    bind_json_or_null(insert, 13, orchestrator);
     insert.exec();
 
     transaction.commit();
@@ -113,12 +123,29 @@ void Database::finish_run(const std::string& run_uuid, const std::string& status
   write_effects(run_uuid);
 }
 
-void Database::reopen_run(const std::string& run_uuid) {
+void Database::reopen_run(const std::string& run_uuid, const json& orchestrator) {
   const int changed = guarded(path_, "cannot reopen run " + run_uuid, [&] {
     SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    // Checked inside the write transaction: of two resumes at once, the second sees the first.
+    SQLite::Statement current(*db_, "SELECT status, orchestrator FROM runs WHERE uuid = ?");
+    current.bind(1, run_uuid);
+    if (current.executeStep() && current.getColumn(0).getString() == "running") {
+      const auto verdict =
+          liveness::judge(liveness::orchestrator_from_json(parse(current.getColumn(1).getString())),
+                          liveness::this_machine());
+      if (verdict.state == liveness::State::kAlive) {
+        throw StorageError(fmt::format(
+            "{}: run {} is still running here ({}); resuming it would make two orchestrators "
+            "write one run: wait for it to end, or stop it and resume then",
+            path_, run_uuid, verdict.why));
+      }
+    }
+    current.reset();
     SQLite::Statement update(*db_,
-                             "UPDATE runs SET status = 'running', ended_at = NULL WHERE uuid = ?");
-    update.bind(1, run_uuid);
+                             "UPDATE runs SET status = 'running', ended_at = NULL, orchestrator = "
+                             "? WHERE uuid = ?");
+    bind_json_or_null(update, 1, orchestrator);
+    update.bind(2, run_uuid);
     const int changed = update.exec();
     // Its effects are computed again when it finishes.
     for (const char* table : {"arm_summaries", "effects"}) {
@@ -130,6 +157,41 @@ void Database::reopen_run(const std::string& run_uuid) {
     return changed;
   });
   if (changed == 0) throw unknown_run(path_, run_uuid);
+}
+
+std::vector<std::string> Database::interrupt_gone_runs() {
+  std::vector<std::string> interrupted;
+  guarded(path_, "cannot mark runs whose orchestrator is gone", [&] {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const liveness::Here here = liveness::this_machine();
+    std::vector<std::pair<std::string, json>> gone;
+    {
+      SQLite::Statement running(*db_,
+                                "SELECT uuid, orchestrator FROM runs WHERE status = 'running' "
+                                "AND orchestrator IS NOT NULL ORDER BY started_at, rowid");
+      while (running.executeStep()) {
+        json record = parse(running.getColumn(1).getString());
+        const auto verdict = liveness::judge(liveness::orchestrator_from_json(record), here);
+        if (verdict.state != liveness::State::kGone) continue;
+        record["gone"] = {{"found_at", now_iso8601()}, {"why", verdict.why}};
+        gone.emplace_back(running.getColumn(0).getString(), std::move(record));
+      }
+    }
+    SQLite::Statement mark(*db_,
+                           "UPDATE runs SET status = 'interrupted', orchestrator = ? WHERE uuid = "
+                           "?");
+    for (const auto& [uuid, record] : gone) {
+      mark.bind(1, dump(record));
+      mark.bind(2, uuid);
+      mark.exec();
+      mark.reset();
+      // As a run interrupted by a signal: its effects over the trials it finished.
+      write_effects(uuid);
+      interrupted.push_back(uuid);
+    }
+    transaction.commit();
+  });
+  return interrupted;
 }
 
 std::optional<std::string> Database::latest_run_uuid() const {
@@ -156,7 +218,7 @@ Database::StoredRun Database::run(const std::string& uuid) const {
         *db_,
         "SELECT r.uuid, r.suite_name, r.suite_hash, r.suite_json, r.label, r.git_revision, "
         "r.command_line, r.started_at, h.json, sw.json, r.host_state, r.host_quiet, r.status, "
-        "r.ended_at FROM runs r JOIN hosts h ON h.id = r.host_id "
+        "r.ended_at, r.orchestrator FROM runs r JOIN hosts h ON h.id = r.host_id "
         "JOIN software sw ON sw.id = r.software_id WHERE r.uuid = ?");
     query.bind(1, uuid);
     if (!query.executeStep()) throw unknown_run(path_, uuid);
@@ -176,6 +238,7 @@ Database::StoredRun Database::run(const std::string& uuid) const {
     r.host_quiet = query.getColumn(11).getInt() != 0;
     stored.status = query.getColumn(12).getString();
     stored.ended_at = query.getColumn(13).getString();  // NULL reads as ""
+    if (!query.getColumn(14).isNull()) stored.orchestrator = parse(query.getColumn(14).getString());
     return stored;
   });
 }

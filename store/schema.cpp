@@ -228,6 +228,13 @@ constexpr const char* kSchemaV6 = R"sql(
 ALTER TABLE noise_floors ADD COLUMN sigma_log_relative REAL; -- σ of ln(run median / reference)
 )sql";
 
+// Schema version 7 (issue #16, a run whose orchestrator died without a word): who runs each run,
+// so that a "running" run whose orchestrator is gone is known as interrupted (core/liveness.h).
+// NULL for runs stored before, and for runs imported from records.
+constexpr const char* kSchemaV7 = R"sql(
+ALTER TABLE runs ADD COLUMN orchestrator TEXT;  -- JSON: hostname, boot_id, pid_namespace, pid, start_ticks
+)sql";
+
 }  // namespace
 
 std::string migration(int from) {
@@ -245,6 +252,8 @@ std::string migration(int from) {
       return std::string(kSchemaV5) + trials_add_columns_sql(columns, 5);
     case 5:
       return std::string(kSchemaV6) + trials_add_columns_sql(columns, 6);
+    case 6:
+      return std::string(kSchemaV7) + trials_add_columns_sql(columns, 7);
     default:
       throw StorageError("no migration from schema version " + std::to_string(from));
   }

@@ -27,7 +27,7 @@ namespace tunebench::storage {
 
 // The schema this build writes and the newest it reads. Bump it together with a new step in
 // schema.cpp's migration() and a note in results/README.md.
-constexpr int kSchemaVersion = 6;
+constexpr int kSchemaVersion = 7;
 
 // Anything the database refused. sqlite_code() is SQLite's primary result code (e.g. 19,
 // SQLITE_CONSTRAINT) where the error came from SQLite, 0 where it did not.
@@ -62,8 +62,9 @@ class Database {
   const std::string& backup_path() const { return backup_path_; }
 
   // Inserts the run with status "running" and its host and software fingerprints, each stored
-  // once in its own table keyed by sha256_hex of its canonical JSON dump. One transaction.
-  void begin_run(const RunRecord& run);
+  // once in its own table keyed by sha256_hex of its canonical JSON dump, and who runs it
+  // (core/liveness.h's to_json; null: not recorded). One transaction.
+  void begin_run(const RunRecord& run, const nlohmann::json& orchestrator = nlohmann::json());
   // Stores one trial and its samples in one transaction; returns the trial id. Unknown run,
   // a sequence number already stored for the run, or a NaN sample → StorageError, nothing stored.
   int64_t store_trial(const std::string& run_uuid, const TrialSpec& spec,
@@ -77,8 +78,17 @@ class Database {
   void finish_run(const std::string& run_uuid, const std::string& status,
                   const std::string& ended_at);
   // Marks a run "running" again (ended_at cleared, stored effects removed until it finishes) for
-  // `tunebench run --resume`.
-  void reopen_run(const std::string& run_uuid);
+  // `tunebench run --resume`, with `orchestrator` (core/liveness.h) as who runs it now. A run
+  // still "running" whose orchestrator is alive on this machine is refused (StorageError, nothing
+  // changed): two orchestrators would write one run. Checked inside the write transaction.
+  void reopen_run(const std::string& run_uuid,
+                  const nlohmann::json& orchestrator = nlohmann::json());
+  // Marks "interrupted" every run stored as "running" whose orchestrator this machine can tell is
+  // gone (core/liveness.h: dead here, or this host rebooted since), and stores their effects as
+  // for a run interrupted by a signal; its orchestrator record gains {"gone": {found_at, why}}.
+  // Runs of other hosts and runs without a record are left as they are. Writers call it (`run`,
+  // `run --resume`); readers only judge (show). Returns the runs marked, in start order.
+  std::vector<std::string> interrupt_gone_runs();
 
   std::optional<std::string> latest_run_uuid() const;  // by started_at then insertion order
   std::vector<std::string> run_uuids() const;          // oldest first
@@ -86,6 +96,9 @@ class Database {
   struct StoredRun {
     RunRecord record;
     std::string status, ended_at;  // ended_at is empty while the run is "running"
+    // Who runs (or ran) it, core/liveness.h's to_json, with {"gone": {found_at, why}} once a
+    // writer found it gone; null where not recorded (before schema version 7, imported records).
+    nlohmann::json orchestrator;
   };
   StoredRun run(const std::string& uuid) const;  // StorageError if unknown
 
@@ -173,13 +186,15 @@ class Database {
 
   // Imports the runs of another tunebench database (another machine's) into this one, in one
   // transaction: runs whose uuid is already here are skipped (importing twice stores once),
-  // runs still "running" there are skipped, hosts and software keep their fingerprints (so
-  // different machines stay distinct), noise floors absent here and the findings of imported
-  // runs come along, and imported runs get their effects. The other file is opened read-only and
-  // never modified; a newer schema, a file that is not SQLite or not tunebench's, or this same file
-  // → StorageError, nothing imported.
+  // runs still "running" there are skipped unless this machine can tell their orchestrator is
+  // gone (core/liveness.h; those are imported as "interrupted" and listed in `interrupted` too),
+  // hosts and software keep their fingerprints (so different machines stay distinct), noise
+  // floors absent here and the findings of imported runs come along, and imported runs get their
+  // effects. The other file is opened read-only and never modified; a newer schema, a file that
+  // is not SQLite or not tunebench's, or this same file → StorageError, nothing imported.
   struct MergeResult {
     std::vector<std::string> imported, already_here, still_running;
+    std::vector<std::string> interrupted;  // imported as interrupted: their orchestrator is gone
     int hosts_added = 0;
   };
   MergeResult merge_from(const std::string& other_path);

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -15,6 +17,7 @@
 
 #include "analysis/effects.h"
 #include "analysis/export.h"
+#include "core/liveness.h"
 #include "store/storage.h"
 #include "store/trial_columns.h"
 
@@ -383,7 +386,18 @@ TEST_F(StorageTest, StorageRefusesSomeoneElsesDatabase) {
 
 // Turns a current file into what schema version 5 wrote: without reference times and relative
 // noise.
+// Turns a current file into what schema version 6 wrote: runs without their orchestrator.
+void downgrade_to_v6(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  raw.exec("ALTER TABLE runs DROP COLUMN orchestrator");
+  for (const auto& c : trial_columns()) {
+    if (c.since == 7) raw.exec("ALTER TABLE trials DROP COLUMN " + c.name);
+  }
+  raw.exec("PRAGMA user_version = 6;");
+}
+
 void downgrade_to_v5(const std::string& path) {
+  downgrade_to_v6(path);
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   raw.exec("ALTER TABLE noise_floors DROP COLUMN sigma_log_relative");
   for (const auto& c : trial_columns()) {
@@ -787,8 +801,8 @@ TEST_F(StorageTest, StorageTrialColumnListDrivesCreateInsertSelect) {
     EXPECT_EQ(names[i + 1], trial_columns()[i].name);
 }
 
-void store_two_arms(Database& db, const RunRecord& run) {
-  db.begin_run(run);
+void store_two_arms(Database& db, const RunRecord& run, const json& orchestrator = json()) {
+  db.begin_run(run, orchestrator);
   for (int t = 0; t < 6; ++t) {
     const bool on = t % 2;
     const double base = on ? 0.5 : 1.0;
@@ -955,6 +969,160 @@ TEST_F(StorageTest, StorageMigratesVersion5AndThenKeepsReferenceTimesAndRelative
   result.reference_seconds = {0.011, 0.0105, 0.0121};
   db.store_trial(now.uuid, make_spec(now.uuid, 0, "off"), result);
   EXPECT_EQ(db.trials(now.uuid)[0].result.reference_seconds, result.reference_seconds);
+}
+
+// A pid that ran and is gone: a child that exited and was reaped.
+int64_t dead_pid() {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+// A record of an orchestrator on this machine: this process, or a dead one.
+json orchestrator_here(bool alive) {
+  liveness::Orchestrator o = liveness::this_process();
+  if (!alive) o.pid = dead_pid();
+  return liveness::to_json(o);
+}
+
+json orchestrator_on(const std::string& hostname) {
+  liveness::Orchestrator o = liveness::this_process();
+  o.hostname = hostname;
+  return liveness::to_json(o);
+}
+
+// Version 6 runs have no orchestrator: after the migration they read as null (a "running" one
+// stays running, said as unrecorded), a merge of a version-6 file skips its running runs as
+// before, and new runs keep their record.
+TEST_F(StorageTest, StorageMigratesVersion6AndThenRecordsOrchestrators) {
+  const std::string path = db_path("v6.sqlite");
+  const RunRecord done = make_run("dddd0006-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  const RunRecord running =
+      make_run("dddd0006-0000-4000-8000-000000000002", "2024-05-01T11:00:00Z");
+  {
+    Database db(path);
+    db.begin_run(done, orchestrator_here(false));
+    db.finish_run(done.uuid, "completed", "2024-05-01T10:05:00Z");
+    db.begin_run(running, orchestrator_here(false));
+  }
+  downgrade_to_v6(path);
+  const std::string copy = db_path("v6-copy.sqlite");
+  fs::copy_file(path, copy);
+  {
+    Database merged(db_path("merged.sqlite"));
+    const auto result = merged.merge_from(copy);
+    EXPECT_EQ(result.imported, std::vector<std::string>{done.uuid});
+    EXPECT_EQ(result.still_running, std::vector<std::string>{running.uuid});
+    EXPECT_TRUE(result.interrupted.empty());
+    EXPECT_TRUE(merged.run(done.uuid).orchestrator.is_null());
+  }
+  Database db(path);
+  EXPECT_EQ(db.migrated_from(), 6);
+  EXPECT_EQ(db.backup_path(), path + ".schema-v6.bak");
+  EXPECT_EQ(db.schema_version(), 7);
+  EXPECT_TRUE(db.run(running.uuid).orchestrator.is_null());
+  // Without a record a writer leaves it as it was.
+  EXPECT_TRUE(db.interrupt_gone_runs().empty());
+  EXPECT_EQ(db.run(running.uuid).status, "running");
+  const RunRecord now = make_run("dddd0006-0000-4000-8000-000000000003", "2024-05-02T10:00:00Z");
+  const json who = orchestrator_here(true);
+  db.begin_run(now, who);
+  EXPECT_EQ(db.run(now.uuid).orchestrator, who);
+}
+
+// A writer marks interrupted exactly the runs whose orchestrator it can tell is gone.
+TEST_F(StorageTest, StorageMarksRunsWhoseOrchestratorIsGoneInterrupted) {
+  Database db(db_path());
+  const RunRecord dead = make_run("ffff0001-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  const json dead_who = orchestrator_here(false);
+  store_two_arms(db, dead, dead_who);
+  const RunRecord rebooted =
+      make_run("ffff0002-0000-4000-8000-000000000001", "2024-05-01T10:01:00Z");
+  json before_reboot = orchestrator_here(true);
+  before_reboot["boot_id"] = "00000000-0000-4000-8000-000000000000";
+  db.begin_run(rebooted, before_reboot);
+  const RunRecord alive = make_run("ffff0003-0000-4000-8000-000000000001", "2024-05-01T10:02:00Z");
+  db.begin_run(alive, orchestrator_here(true));
+  const RunRecord elsewhere =
+      make_run("ffff0004-0000-4000-8000-000000000001", "2024-05-01T10:03:00Z");
+  db.begin_run(elsewhere, orchestrator_on("node7.elsewhere"));
+  const RunRecord finished =
+      make_run("ffff0005-0000-4000-8000-000000000001", "2024-05-01T10:04:00Z");
+  db.begin_run(finished, orchestrator_here(false));
+  db.finish_run(finished.uuid, "completed", "2024-05-01T10:05:00Z");
+
+  EXPECT_EQ(db.interrupt_gone_runs(), (std::vector<std::string>{dead.uuid, rebooted.uuid}));
+  const auto marked = db.run(dead.uuid);
+  EXPECT_EQ(marked.status, "interrupted");
+  EXPECT_EQ(marked.ended_at, "");  // when it died is not known
+  EXPECT_EQ(marked.orchestrator["pid"], dead_who["pid"]);
+  EXPECT_NE(marked.orchestrator["gone"]["why"].get<std::string>().find("is no longer running"),
+            std::string::npos);
+  EXPECT_FALSE(db.effects(dead.uuid).empty());  // as a run interrupted by a signal
+  EXPECT_EQ(db.run(rebooted.uuid).status, "interrupted");
+  EXPECT_EQ(db.run(alive.uuid).status, "running");
+  EXPECT_EQ(db.run(elsewhere.uuid).status, "running");
+  EXPECT_EQ(db.run(finished.uuid).status, "completed");
+  EXPECT_TRUE(db.interrupt_gone_runs().empty());  // once
+}
+
+// --resume reopens a run whose orchestrator is gone, with itself as the orchestrator, and refuses
+// one whose orchestrator is alive here: two orchestrators would write one run.
+TEST_F(StorageTest, StorageReopensARunOnlyWhenItsOrchestratorIsNotAliveHere) {
+  Database db(db_path());
+  const RunRecord alive = make_run("ffff0011-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  const json alive_who = orchestrator_here(true);
+  db.begin_run(alive, alive_who);
+  const RunRecord dead = make_run("ffff0012-0000-4000-8000-000000000001", "2024-05-01T10:01:00Z");
+  db.begin_run(dead, orchestrator_here(false));
+  const json resumer = orchestrator_here(true);
+  try {
+    db.reopen_run(alive.uuid, resumer);
+    FAIL() << "a run whose orchestrator is alive here was reopened";
+  } catch (const StorageError& e) {
+    EXPECT_NE(std::string(e.what()).find("is still running here (its orchestrator, pid " +
+                                         std::to_string(getpid())),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("two orchestrators"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(db.run(alive.uuid).orchestrator, alive_who);  // unchanged
+  db.reopen_run(dead.uuid, resumer);
+  EXPECT_EQ(db.run(dead.uuid).status, "running");
+  EXPECT_EQ(db.run(dead.uuid).orchestrator, resumer);
+  // Now it is alive (this process): a second resume is refused.
+  EXPECT_THROW(db.reopen_run(dead.uuid, resumer), StorageError);
+  // An interrupted run is reopened whoever ran it.
+  db.finish_run(alive.uuid, "interrupted", "2024-05-01T10:05:00Z");
+  db.reopen_run(alive.uuid, resumer);
+  EXPECT_EQ(db.run(alive.uuid).status, "running");
+}
+
+// merge imports a run "running" in the other file whose orchestrator is gone as interrupted
+// (resumable here); one on another host is still skipped: it cannot be checked from here.
+TEST_F(StorageTest, StorageMergeImportsARunWhoseOrchestratorIsGoneAsInterrupted) {
+  const std::string other_path = db_path("other.sqlite");
+  const RunRecord dead = make_run("ffff0021-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  const RunRecord elsewhere =
+      make_run("ffff0022-0000-4000-8000-000000000001", "2024-05-01T10:01:00Z");
+  {
+    Database other(other_path);
+    store_two_arms(other, dead, orchestrator_here(false));
+    other.begin_run(elsewhere, orchestrator_on("node7.elsewhere"));
+  }
+  const std::string other_bytes = read_bytes(other_path);
+  Database here(db_path());
+  const auto result = here.merge_from(other_path);
+  EXPECT_EQ(result.imported, std::vector<std::string>{dead.uuid});
+  EXPECT_EQ(result.interrupted, std::vector<std::string>{dead.uuid});
+  EXPECT_EQ(result.still_running, std::vector<std::string>{elsewhere.uuid});
+  EXPECT_EQ(read_bytes(other_path), other_bytes);
+  const auto imported = here.run(dead.uuid);
+  EXPECT_EQ(imported.status, "interrupted");
+  EXPECT_TRUE(imported.orchestrator.contains("gone"));
+  EXPECT_EQ(here.trials(dead.uuid).size(), 6u);
+  EXPECT_FALSE(here.effects(dead.uuid).empty());
 }
 
 TEST_F(StorageTest, StorageMigratesVersion2WithEffectsOfOldRuns) {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "app/commands.h"
+#include "core/liveness.h"
 
 namespace tunebench::cli {
 
@@ -14,6 +15,13 @@ int merge_command(const MergeOptions& options) {
         "host(s)\n",
         file, result.imported.size(), result.already_here.size(), result.still_running.size(),
         result.hosts_added);
+    // Stored "running" there, but their orchestrator is gone: imported as interrupted.
+    for (const auto& uuid : result.interrupted) {
+      fmt::print(
+          "{}: run {} was running there, its orchestrator is gone: imported as interrupted; "
+          "resume with: {}\n",
+          file, uuid, liveness::resume_command(uuid, options.db));
+    }
   }
   return 0;
 }
