@@ -25,8 +25,8 @@ namespace tunebench::multiproc {
 // The setting the orchestrator adds to each process's spec: {"role": "instance"|"rank",
 // "index": i, "count": n, "cpus": [..], "dir": rendezvous directory, and for a CUDA rank
 // "gpu": its device index}. Ranks started by srun across a Slurm allocation (run/slurm.h) have
-// "node" and "store": {"host", "port"} (their TCPStore) instead of "cpus". Not a knob: a suite cannot
-// set it (the suite parser accepts catalog ids only).
+// "node" and "store": {"host", "port"} (their TCPStore) instead of "cpus". Not a knob: a suite
+// cannot set it (the suite parser accepts catalog ids only).
 inline constexpr const char* kProcessSetting = "process";
 
 // Micro-batches per step of a ddp_no_sync experiment (gradient accumulation).
