@@ -20,8 +20,16 @@ in C++). Three phases, into one database:
 Prints a Markdown table of the rates with Clopper-Pearson 95 % intervals and writes every check's
 JSON to --out. Run it on a quiet host: nothing else on the cores.
 
+--extend grows a study already in --db and --out across sessions: the A/A nights stored there
+stay the history (no new calibration), --nights more are run and each checked against the 5 before
+it, then --checks more injected nights per slowdown; the table counts every check in checks.jsonl.
+--loaded F runs a fraction F of the checked nights (night and both stages) with the host loaded by
+a compile (--load-jobs loops of the C++ compiler on a translation unit that includes LibTorch),
+counted apart in the table ("loaded").
+
   .venv/bin/python bench/regression_study.py --nights 16 --calibrate 8 --checks 10 \\
       --slowdowns 5 3 --db results/regression-study.sqlite --out results/regression-study
+  .venv/bin/python bench/regression_study.py --extend --nights 8 --checks 4 --loaded 0.33
 """
 import argparse
 import json
@@ -78,6 +86,31 @@ def tb(args, *argv, env=None, check=True):
     return result
 
 
+class CompileLoad:
+    """--load-jobs loops compiling a LibTorch translation unit, as a build beside the benchmark
+    would: started before a night, stopped after its check."""
+
+    def __init__(self, jobs):
+        self.procs = []
+        self.jobs = jobs
+
+    def __enter__(self):
+        unit = "worker/ddp.cpp"  # includes torch/torch.h: ~25 s of one core per compile
+        torch_include = "/usr/include/torch/csrc/api/include"
+        loop = (f"while :; do c++ -std=c++17 -O2 -I. -isystem {torch_include} "
+                f"-DTUNEBENCH_GLOO=0 -DTUNEBENCH_NCCL=0 -DTUNEBENCH_GLOO_MISSING='\"\"' "
+                f"-DTUNEBENCH_NCCL_MISSING='\"\"' -c {unit} -o /dev/null 2>/dev/null; done")
+        for _ in range(self.jobs):
+            self.procs.append(subprocess.Popen(["bash", "-c", loop], start_new_session=True))
+        time.sleep(3)  # the compilers are running before the night starts
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            os.killpg(p.pid, 9)
+            p.wait()
+
+
 def night(args, label, env=None):
     tb(args, "run", "--suite", SUITE, "--db", args.db, "--label", label, "-q", env=env)
     out = subprocess.run(["sqlite3", args.db, "SELECT uuid FROM runs WHERE suite_name = "
@@ -107,26 +140,31 @@ def main():
     p.add_argument("--budget", type=float, default=90, help="stage 2 seconds per flag")
     p.add_argument("--threshold", type=float, default=5, help="per cent")
     p.add_argument("--seed", type=int, default=17)
+    p.add_argument("--extend", action="store_true",
+                   help="grow the study in --db/--out: its A/A nights are the history")
+    p.add_argument("--loaded", type=float, default=0.0,
+                   help="fraction of checked nights run with the host loaded by a compile")
+    p.add_argument("--load-jobs", type=int, default=1, help="compiler loops when loaded")
     p.add_argument("--summarize", action="store_true",
                    help="only print the table from --out's checks.jsonl")
     args = p.parse_args()
     if args.summarize:
-        rows = {"aa": [], **{s: [] for s in args.slowdowns}}
-        for line in open(os.path.join(args.out, "checks.jsonl")):
-            r = json.loads(line)
-            key = "aa" if r["phase"] == "aa" else int(r["phase"][4:])
-            rows.setdefault(key, []).append(r)
-        summarize(args, rows)
+        summarize(args, read_rows(args))
         return
     os.makedirs(args.out, exist_ok=True)
     args.last_good = os.path.join(args.out, "last-good-tunebench")
     shutil.copy2(args.tunebench, args.last_good)
-    rng = random.Random(args.seed)
     log = open(os.path.join(args.out, "checks.jsonl"), "a")
     started = time.time()
 
     def say(text):
         print(f"[{time.time() - started:6.0f}s] {text}", flush=True)
+
+    if args.extend:
+        extend(args, log, say)
+        summarize(args, read_rows(args))
+        return
+    rng = random.Random(args.seed)
 
     # Phase 1: --calibrate A/A nights calibrate the floors; the rest are checked (phase 2).
     aa = []
@@ -164,8 +202,93 @@ def main():
     summarize(args, rows)
 
 
+def stored_aa_nights(args):
+    out = subprocess.run(["sqlite3", args.db, "SELECT uuid FROM runs WHERE suite_name = "
+                          "'regression-study' AND label = 'aa' AND status = 'completed' "
+                          "ORDER BY started_at, rowid"],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def extend(args, log, say):
+    """More A/A nights, each checked against the 5 before it, then more injected nights against
+    every A/A night; a fraction --loaded of them with the host loaded by a compile."""
+    aa = stored_aa_nights(args)
+    if len(aa) < 5:
+        sys.exit(f"--extend: {args.db} has {len(aa)} A/A nights; run the study without --extend first")
+    done = sum(1 for _ in open(os.path.join(args.out, "checks.jsonl")))
+    rng = random.Random(args.seed + done)  # a new draw for every extension
+    say(f"extending: {len(aa)} A/A nights and {done} checks stored")
+    names = None
+    for line in open(os.path.join(args.out, "checks.jsonl")):
+        r = json.loads(line)
+        if r["phase"].startswith("aa"):
+            names = [(b["experiment"], b["arm"]) for b in r["benchmarks"]]
+            break
+    planned = [("aa", 0)] * args.nights + [
+        (f"slow{pct}", pct) for pct in args.slowdowns for _ in range(args.checks)]
+    loaded = set(rng.sample(range(len(planned)), round(args.loaded * len(planned))))
+    for i, (phase, pct) in enumerate(planned):
+        env = None
+        if pct:
+            experiment, arm = rng.choice(names)
+            env = dict(os.environ, TUNEBENCH_TEST_SLOWDOWN=f"{experiment}/{arm}={pct}")
+        tag = phase + ("-loaded" if i in loaded else "")
+        load = CompileLoad(args.load_jobs) if i in loaded else None
+        if load:
+            load.__enter__()
+        try:
+            if pct:
+                run = night(args, f"slow{pct}", env=env)
+                report = two_stage(args, run, "label:aa", env=env)
+                report["injected"] = [experiment, arm]
+            else:
+                run = night(args, "aa")
+                report = two_stage(args, run, "last:5")
+        finally:
+            if load:
+                load.__exit__()
+        report["phase"] = tag
+        log.write(json.dumps(report) + "\n")
+        log.flush()
+        if pct:
+            found = [b for b in report["benchmarks"] if [b["experiment"], b["arm"]] == report["injected"]]
+            say(f"{tag}: {pct} % into {experiment} {arm}: {found[0]['status'] if found else '?'}")
+        else:
+            say(f"{tag} check {run[:8]}: exit {report['exit']}, "
+                f"flagged {sum(b['flagged'] for b in report['benchmarks'])}, "
+                f"regressions {sum(b['status'] == 'regression' for b in report['benchmarks'])}")
+
+
+def read_rows(args):
+    """checks.jsonl by phase: "aa", a slowdown (int), and the loaded ones as "aa-loaded" and
+    "PCT-loaded"."""
+    rows = {"aa": [], **{s: [] for s in args.slowdowns}}
+    for line in open(os.path.join(args.out, "checks.jsonl")):
+        r = json.loads(line)
+        phase = r["phase"]
+        base = phase.removesuffix("-loaded")
+        key = "aa" if base == "aa" else int(base[4:])
+        if phase.endswith("-loaded"):
+            key = f"{key}-loaded"
+        rows.setdefault(key, []).append(r)
+    return rows
+
+
 def summarize(args, rows):
-    print(f"\n| checks | result (95 % interval) |\n|---|---|")
+    aa_nights = stored_aa_nights(args) if os.path.exists(args.db) else []
+    print(f"\n{len(aa_nights)} A/A nights stored; checks in {args.out}/checks.jsonl")
+    summarize_group(args, rows, "", args.slowdowns)
+    loaded = {k.removesuffix("-loaded"): v for k, v in rows.items() if str(k).endswith("-loaded")}
+    if loaded:
+        print("\nWith the host loaded by a compile (--loaded):")
+        loaded = {("aa" if k == "aa" else int(k)): v for k, v in loaded.items()}
+        loaded.setdefault("aa", [])
+        summarize_group(args, loaded, "loaded ", [p for p in args.slowdowns if p in loaded])
+
+
+def summarize_group(args, rows, prefix, slowdowns):
+    print(f"\n| {prefix}checks | result (95 % interval) |\n|---|---|")
     aa = rows["aa"]
     bench_checks = sum(len(r["benchmarks"]) for r in aa)
     false = sum(b["status"] == "regression" for r in aa for b in r["benchmarks"])
@@ -176,7 +299,7 @@ def summarize(args, rows):
     print(f"| A/A: false alarms per run | {rate(runs_false, len(aa))} |")
     print(f"| A/A: flagged by stage 1 (sent to stage 2) | {rate(flagged, bench_checks)} |")
     print(f"| A/A: unknown after stage 2 | {rate(unknown, bench_checks)} |")
-    for pct in args.slowdowns:
+    for pct in slowdowns:
         rs = rows[pct]
         hit = flag = 0
         others = other_false = 0
