@@ -18,11 +18,21 @@ namespace {
 
 std::string fingerprint(const json& j) { return sha256_hex(j.dump()); }
 
+// The software a run measured — LibTorch, its build, the compiler — without the harness's git
+// revision: a nightly's history spans tunebench's own commits (a change there is what the check
+// is looking for, and stage 2 compares the builds), while another LibTorch starts a new history
+// unless --across-software. The noise floors are found the same way (store/calibration.cpp).
+std::string stack_fingerprint(json software) {
+  software.erase("git_revision");
+  return fingerprint(software);
+}
+
 bool finished(const storage::Database::StoredRun& run) {
   return run.status == "completed" || run.status == "completed with failures";
 }
 
-// Finished runs before `run` of the same suite on the same host (and software), oldest first.
+// Finished runs before `run` of the same suite on the same host (and software stack), oldest
+// first.
 std::vector<std::string> comparable_runs(const storage::Database& db,
                                          const storage::Database::StoredRun& run,
                                          bool across_software) {
@@ -33,7 +43,7 @@ std::vector<std::string> comparable_runs(const storage::Database& db,
     if (other.record.suite_name != run.record.suite_name || !finished(other)) continue;
     if (fingerprint(other.record.host) != fingerprint(run.record.host)) continue;
     if (!across_software &&
-        fingerprint(other.record.software) != fingerprint(run.record.software)) {
+        stack_fingerprint(other.record.software) != stack_fingerprint(run.record.software)) {
       continue;
     }
     out.push_back(uuid);
@@ -582,10 +592,10 @@ std::vector<storage::Database::NoiseFloor> calibrate(const storage::Database& db
     }
     if (r.record.suite_name != first.record.suite_name ||
         fingerprint(r.record.host) != fingerprint(first.record.host) ||
-        fingerprint(r.record.software) != fingerprint(first.record.software)) {
+        stack_fingerprint(r.record.software) != stack_fingerprint(first.record.software)) {
       throw std::invalid_argument(fmt::format(
-          "run {} differs from run {} in suite, host or software: a noise floor is measured on "
-          "one suite, host and software",
+          "run {} differs from run {} in suite, host or software (LibTorch, its build, the "
+          "compiler): a noise floor is measured on one suite, host and software",
           uuid, run_uuids.front()));
     }
     for (const auto& [key, groups] : groups_of(db, uuid)) {

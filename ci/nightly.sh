@@ -16,7 +16,9 @@
 # --confirm-budget S  seconds of workers per flagged benchmark in stage 2 (default 240).
 # --calibrate N  first make N A/A runs of the suite and store its noise floors (do this once per
 #                host and software, e.g. after a LibTorch upgrade; check is quieter with them).
-# The first night has no baseline: it is stored, reported, and the job passes saying so.
+# The first night has no baseline: it is stored, reported, and the job passes saying so. The
+# history spans tunebench's own commits (a change there is what the check looks for); another
+# LibTorch, compiler or LibTorch build starts a new one (and needs its own --calibrate).
 # Writes DIR/check.md (the Markdown check, also appended to $GITHUB_STEP_SUMMARY when set) and
 # the report (DIR/index.html, DIR/summary.md).
 set -euo pipefail

@@ -1,5 +1,7 @@
 // What `tunebench calibrate` and `tunebench check` store: noise floors and findings.
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 #include "store/internal.h"
 
@@ -69,14 +71,23 @@ std::vector<Database::NoiseFloor> Database::noise_floors(const std::string& run_
   return guarded(path_, "cannot read the noise floors for run " + run_uuid, [&] {
     SQLite::Statement query(
         *db_,
+        // The floors of the run's suite and host, calibrated on the same software stack: the
+        // software without the harness's git revision (analysis/check.cpp, stack_fingerprint),
+        // so tunebench's own commits keep their calibration; the newest calibration first.
         "SELECT f.experiment, f.arm, f.run_uuids, f.sigma_log, f.false_alarm, f.power, "
         "f.baseline_runs, f.min_detectable, f.calibrated_at, f.sigma_log_relative FROM "
-        "noise_floors f JOIN runs r "
-        "ON r.host_id = f.host_id AND r.software_id = f.software_id AND r.suite_name = "
-        "f.suite_name WHERE r.uuid = ? ORDER BY f.experiment, f.arm");
+        "noise_floors f JOIN runs r ON r.host_id = f.host_id AND r.suite_name = f.suite_name "
+        "JOIN software rs ON rs.id = r.software_id JOIN software fs ON fs.id = f.software_id "
+        "WHERE r.uuid = ? AND json_remove(rs.json, '$.git_revision') = "
+        "json_remove(fs.json, '$.git_revision') "
+        "ORDER BY f.calibrated_at DESC, f.rowid DESC");
     query.bind(1, run_uuid);
     std::vector<NoiseFloor> out;
+    std::set<std::pair<std::string, std::string>> seen;
     while (query.executeStep()) {
+      if (!seen.emplace(query.getColumn(0).getString(), query.getColumn(1).getString()).second) {
+        continue;  // an older calibration of the same benchmark
+      }
       NoiseFloor f;
       f.experiment = query.getColumn(0).getString();
       f.arm = query.getColumn(1).getString();
@@ -91,6 +102,9 @@ std::vector<Database::NoiseFloor> Database::noise_floors(const std::string& run_
       f.sigma_log_relative = relative.isNull() ? NAN : relative.getDouble();
       out.push_back(std::move(f));
     }
+    std::sort(out.begin(), out.end(), [](const NoiseFloor& a, const NoiseFloor& b) {
+      return std::tie(a.experiment, a.arm) < std::tie(b.experiment, b.arm);
+    });
     return out;
   });
 }

@@ -46,7 +46,7 @@ class CheckTest : public ::testing::Test {
     run.command_line = "tunebench run";
     run.started_at = fmt::format("2026-01-{:02d}T00:00:00Z", runs_);
     run.host = {{"hostname", host}, {"cores", host == "big" ? 64 : 2}};
-    run.software = {{"libtorch_version", "1.13.1"}};
+    run.software = software_;
     run.host_state = json::object();
     db_->begin_run(run);
     std::normal_distribution<double> noise(0, 0.01);
@@ -80,6 +80,7 @@ class CheckTest : public ::testing::Test {
 
   fs::path dir_;
   std::unique_ptr<storage::Database> db_;
+  json software_ = {{"libtorch_version", "1.13.1"}, {"git_revision", "a1"}};
   int runs_ = 0;
   std::mt19937_64 rng_{5};
 };
@@ -132,6 +133,39 @@ TEST_F(CheckTest, CalibratedCheckPassesAaAndFlagsASlowdownAndAStep) {
   EXPECT_THROW(calibrate(*db_, {aa[0], aa[1], other}, {}, "x"), std::invalid_argument);
   EXPECT_THROW(calibrate(*db_, {aa[0], aa[1]}, {}, "x"), std::invalid_argument);
   (void)third;
+}
+
+// A nightly's history and floors span tunebench's own commits (what the check looks for) but
+// not another LibTorch (a new history, unless --across-software).
+TEST_F(CheckTest, HistoryAndFloorsSpanHarnessCommitsButNotAnotherLibTorch) {
+  std::vector<std::string> aa;
+  for (int i = 0; i < 6; ++i) aa.push_back(add_run("small", 1.0));
+  db_->store_noise_floors(aa.back(), calibrate(*db_, aa, {}, "2026-01-07T00:00:00Z"));
+
+  software_["git_revision"] = "b2";  // tonight's commit
+  add_run("small", 1.3);
+  Options options;
+  auto report = check(*db_, options);
+  EXPECT_EQ(report.baseline_uuids.size(), 5u);
+  EXPECT_TRUE(report.calibrated);
+  EXPECT_TRUE(report.regressed());
+  // A calibration may mix commits; a later one is the one used.
+  aa.push_back(add_run("small", 1.0));
+  const auto again = calibrate(*db_, {aa[4], aa[5], aa[6]}, {}, "2026-01-09T00:00:00Z");
+  db_->store_noise_floors(aa.back(), again);
+  const auto floors = db_->noise_floors(aa.back());
+  ASSERT_EQ(floors.size(), 2u);
+  EXPECT_EQ(floors[0].calibrated_at, "2026-01-09T00:00:00Z");
+  EXPECT_EQ(floors[1].calibrated_at, "2026-01-09T00:00:00Z");
+
+  software_["libtorch_version"] = "2.15.0";  // another LibTorch: no history, no floors
+  const std::string upgraded = add_run("small", 1.0);
+  EXPECT_THROW(check(*db_, options), std::invalid_argument);
+  options.across_software = true;
+  report = check(*db_, options);
+  EXPECT_FALSE(report.calibrated);
+  EXPECT_TRUE(db_->noise_floors(upgraded).empty());
+  EXPECT_THROW(calibrate(*db_, {aa[5], aa[6], upgraded}, {}, "x"), std::invalid_argument);
 }
 
 TEST_F(CheckTest, CompareHostsUsesEachHostsLatestRunOfACommonSuite) {
