@@ -275,9 +275,24 @@ def read_rows(args):
     return rows
 
 
+def run_labels(args):
+    out = subprocess.run(["sqlite3", "-separator", " ", args.db, "SELECT uuid, label FROM runs"],
+                         capture_output=True, text=True, check=True)
+    return dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
+
+
 def summarize(args, rows):
     aa_nights = stored_aa_nights(args) if os.path.exists(args.db) else []
     print(f"\n{len(aa_nights)} A/A nights stored; checks in {args.out}/checks.jsonl")
+    # An A/A check is one only if its baseline window held A/A nights alone: the first checks of an
+    # extension look back over the injected nights of the session before.
+    labels = run_labels(args) if os.path.exists(args.db) else {}
+    for key in [k for k in rows if str(k).startswith("aa")]:
+        clean = [r for r in rows[key] if all(labels.get(u, "aa") == "aa" for u in r.get("baseline", []))]
+        if len(clean) < len(rows[key]):
+            print(f"{key}: {len(rows[key]) - len(clean)} check(s) left out, their baseline held "
+                  f"injected nights")
+        rows[key] = clean
     summarize_group(args, rows, "", args.slowdowns)
     loaded = {k.removesuffix("-loaded"): v for k, v in rows.items() if str(k).endswith("-loaded")}
     if loaded:
