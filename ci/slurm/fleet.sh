@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
 
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^set /p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
 die() {
   echo "ci/slurm/fleet.sh: $*" >&2
   exit 2
