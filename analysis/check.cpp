@@ -85,26 +85,22 @@ std::vector<std::string> baseline_runs(const storage::Database& db,
 
 using Key = std::pair<std::string, std::string>;  // experiment, arm
 
-std::map<Key, stats::Groups> groups_of(const storage::Database& db, const std::string& uuid) {
-  std::map<Key, stats::Groups> out;
-  for (const auto& t : db.trials(uuid)) {
-    if (t.result.status != "ok") continue;
-    out[{t.spec.experiment, t.spec.arm}].push_back(t.result.sample_seconds);
-  }
-  return out;
-}
-
-// Each benchmark's samples relative to the reference kernel timed in the same process
-// (core/reference.h): a trial's samples divided by the median of its reference times. A benchmark
-// is here only when every ok trial of it has reference times (runs stored before schema
+// Each benchmark's samples of one run, both ways, from one read of its trials: absolute (seconds
+// per iteration) and relative to the reference kernel timed in the same process
+// (core/reference.h: a trial's samples divided by the median of its reference times). A benchmark
+// is in `relative` only when every ok trial of it has reference times (runs stored before schema
 // version 6 have none).
-std::map<Key, stats::Groups> relative_groups_of(const storage::Database& db,
-                                                const std::string& uuid) {
-  std::map<Key, stats::Groups> out;
+struct RunGroups {
+  std::map<Key, stats::Groups> absolute, relative;
+};
+
+RunGroups groups_of(const storage::Database& db, const std::string& uuid) {
+  RunGroups out;
   std::set<Key> without;
   for (const auto& t : db.trials(uuid)) {
     if (t.result.status != "ok") continue;
     const Key key{t.spec.experiment, t.spec.arm};
+    out.absolute[key].push_back(t.result.sample_seconds);
     const double reference =
         t.result.reference_seconds.empty() ? NAN : stats::median(t.result.reference_seconds);
     if (!(reference > 0)) {
@@ -113,9 +109,9 @@ std::map<Key, stats::Groups> relative_groups_of(const storage::Database& db,
     }
     std::vector<double> relative;
     for (double seconds : t.result.sample_seconds) relative.push_back(seconds / reference);
-    out[key].push_back(std::move(relative));
+    out.relative[key].push_back(std::move(relative));
   }
-  for (const auto& key : without) out.erase(key);
+  for (const auto& key : without) out.relative.erase(key);
   return out;
 }
 
@@ -197,7 +193,7 @@ std::vector<StepChange> step_changes(const storage::Database& db,
   history.push_back(run.record.uuid);
   std::map<Key, std::vector<std::pair<std::string, double>>> series;
   for (const auto& uuid : history) {
-    for (const auto& [key, groups] : groups_of(db, uuid)) {
+    for (const auto& [key, groups] : groups_of(db, uuid).absolute) {
       const double m = median_of(groups);
       if (std::isfinite(m) && m > 0) series[key].emplace_back(uuid, m);
     }
@@ -270,20 +266,20 @@ Report check(const storage::Database& db, const Options& options) {
     throw std::invalid_argument("--flag-level must be a percentage above 0 and below 50");
   }
   report.flag_level = options.flag_level;
-  const auto current = groups_of(db, report.run_uuid);
-  const auto current_relative = relative_groups_of(db, report.run_uuid);
+  const auto [current, current_relative] = groups_of(db, report.run_uuid);
   // Both histories of the baseline window: every run's groups pooled, and each run's median.
   std::map<Key, stats::Groups> baseline, baseline_relative;
   std::map<Key, int> baseline_runs_with, relative_runs_with;
   std::map<Key, std::vector<double>> run_medians, run_medians_relative;
   for (const auto& uuid : report.baseline_uuids) {
-    for (auto& [key, groups] : groups_of(db, uuid)) {
+    auto run = groups_of(db, uuid);
+    for (auto& [key, groups] : run.absolute) {
       run_medians[key].push_back(median_of(groups));
       auto& all = baseline[key];
       all.insert(all.end(), groups.begin(), groups.end());
       ++baseline_runs_with[key];
     }
-    for (auto& [key, groups] : relative_groups_of(db, uuid)) {
+    for (auto& [key, groups] : run.relative) {
       run_medians_relative[key].push_back(median_of(groups));
       auto& all = baseline_relative[key];
       all.insert(all.end(), groups.begin(), groups.end());
@@ -598,11 +594,12 @@ std::vector<storage::Database::NoiseFloor> calibrate(const storage::Database& db
           "compiler): a noise floor is measured on one suite, host and software",
           uuid, run_uuids.front()));
     }
-    for (const auto& [key, groups] : groups_of(db, uuid)) {
+    const auto run = groups_of(db, uuid);
+    for (const auto& [key, groups] : run.absolute) {
       const double m = median_of(groups);
       if (std::isfinite(m) && m > 0) medians[key].push_back(m);
     }
-    for (const auto& [key, groups] : relative_groups_of(db, uuid)) {
+    for (const auto& [key, groups] : run.relative) {
       const double m = median_of(groups);
       if (std::isfinite(m) && m > 0) relative_medians[key].push_back(m);
     }
@@ -644,7 +641,7 @@ Comparison compare(const storage::Database& db, const std::string& run_a,
   c.run_b = storage::resolve_run(db, run_b);
   c.host_a = hostname_of(db.run(c.run_a));
   c.host_b = hostname_of(db.run(c.run_b));
-  const auto a = groups_of(db, c.run_a), b = groups_of(db, c.run_b);
+  const auto a = groups_of(db, c.run_a).absolute, b = groups_of(db, c.run_b).absolute;
   std::set<Key> keys;
   for (const auto& [k, g] : a) keys.insert(k);
   for (const auto& [k, g] : b) keys.insert(k);
