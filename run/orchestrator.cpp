@@ -497,7 +497,7 @@ class RunLoop {
         failed_(failed),
         invalid_(invalid),
         sampling_(std::move(sampling)) {
-    if (options.ranks_over_srun) launch_.slurm = slurm::current_allocation();  // checked in run()
+    launch_.slurm = options.allocation;
     if (launch_.exe == "/proc/self/exe") {
       char path[4096];
       const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
@@ -816,10 +816,11 @@ int resume(const RunOptions& options) {
 
 // Long (~80 lines) because it is the checked preamble of a run (suite, plan, filter, memory
 // refusal, database, host state) in the order a user meets its errors, each with its own message.
-int run(const RunOptions& options) {
+int run(const RunOptions& given) {
+  RunOptions options = given;  // with the allocation found once, for the run and its loop
   if (options.ranks_over_srun) {
     try {
-      slurm::current_allocation();
+      options.allocation = slurm::current_allocation();
     } catch (const std::exception& e) {
       std::cerr << "tunebench: error: " << e.what() << "\nNothing was run or written.\n";
       return 2;

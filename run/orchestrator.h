@@ -7,10 +7,12 @@
 
 #include <csignal>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "knobs/knob.h"
+#include "run/slurm.h"
 
 namespace tunebench::orchestrator {
 
@@ -31,6 +33,7 @@ struct RunOptions {
   // Start the ranks of ddp_scaling / ddp_no_sync trials as job steps of the Slurm allocation this
   // runs in, across its nodes (run/slurm.h), instead of on this host's cores.
   bool ranks_over_srun = false;
+  std::optional<slurm::Allocation> allocation;  // set by run() when ranks_over_srun
 };
 
 // Exit codes: 0 every trial ok; 1 the run completed with failed or invalid trials, was
