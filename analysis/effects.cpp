@@ -229,6 +229,39 @@ void note_allocator_confounder(const ArmReport& off, const ArmReport& on, stats:
       f_off, f_on);
 }
 
+// An arm that was compiled before it ran (the compile knob's evidence: compile_seconds) pays the
+// compilation once: the note says after how many steps the time saved per step has paid it back,
+// with the range the time effect's interval gives (the OFF arm's median step times 1 − ratio).
+void note_break_even(const ArmReport& off, const ArmReport& on, stats::Effect& e) {
+  const nlohmann::json* compiled = nullptr;
+  for (const auto& [key, value] : on.evidence.items()) {
+    if (value.is_object() && value.contains("compile_seconds")) compiled = &value;
+  }
+  if (!compiled || !(*compiled)["compile_seconds"].is_number()) return;
+  const double seconds = (*compiled)["compile_seconds"].get<double>();
+  const double step = off.time.median;
+  if (!(seconds > 0) || !(step > 0) || !std::isfinite(e.ratio)) return;
+  auto steps = [&](double ratio) {
+    return ratio < 1 ? fmt::format("{:.0f}", std::ceil(seconds / (step * (1 - ratio))))
+                     : std::string("never");
+  };
+  std::string said = fmt::format("compiled in {:.1f} s", seconds);
+  if (compiled->contains("package_bytes") && compiled->contains("kernels")) {
+    said += fmt::format(" (package {:.1f} MB, {} kernels)",
+                        (*compiled)["package_bytes"].get<double>() / 1e6,
+                        (*compiled)["kernels"].dump());
+  }
+  if (e.ratio >= 1) {
+    said += ": it never pays for itself here, the compiled model is not faster";
+  } else if (std::isfinite(e.lo) && std::isfinite(e.hi)) {
+    said += fmt::format(": it pays for itself after {} steps [{}, {}]", steps(e.ratio), steps(e.lo),
+                        steps(e.hi));
+  } else {
+    said += fmt::format(": it pays for itself after {} steps (no interval)", steps(e.ratio));
+  }
+  e.note = said + (e.note.empty() ? "" : "; " + e.note);
+}
+
 // The effects of switching from arm `off` to arm `on`: time, and peak memory for memory knobs.
 void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const std::string& on,
                  const std::string& compared) {
@@ -241,6 +274,7 @@ void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const 
   x.effects.push_back(
       {"time", compared, s.is_paired ? paired_time_effect(s) : separate_time_effect(s, off, on)});
   note_allocator_confounder(a_off, a_on, x.effects.back().effect);
+  note_break_even(a_off, a_on, x.effects.back().effect);
   const knobs::Knob* knob = knobs::find(x.knob);
   if (!knob || !knob->memory_effect) return;
   // On a GPU, peak memory is the device's (the host's tensor peak and RSS say nothing about it).

@@ -10,4 +10,8 @@ namespace tunebench::build_paths {
 // The source tree of this build: its suites/, reports/, .venv and .git.
 const std::string& source_dir();
 
+// The Python whose torch is the LibTorch this binary links (the pypi build's environment, where
+// the compile knob exports and compiles models); empty when the LibTorch is no wheel's.
+const std::string& torch_python();
+
 }  // namespace tunebench::build_paths

@@ -1,10 +1,6 @@
 // The one list of knob families, the defaults of KnobRules, and the public questions of
 // knobs/knobs.h, each a short loop: a setting's catalog row names its family, and the family's
 // rules answer. No knob id is tested here.
-//
-// Families to come: compile (torch.compile-style knobs) gets a value in knobs::Family, a rules
-// file knobs/compile.{h,cpp} and a line below once its first knob exists; no knob is invented
-// for it before then.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -16,6 +12,7 @@
 
 #include "knobs/autograd.h"
 #include "knobs/build.h"
+#include "knobs/compile.h"
 #include "knobs/cuda.h"
 #include "knobs/distributed.h"
 #include "knobs/execution.h"
@@ -50,6 +47,7 @@ const FamilyEntry kFamilies[] = {
     {Family::input, "input", input::rules},
     {Family::cuda, "cuda", cuda::rules},
     {Family::distributed, "distributed", distributed::rules},
+    {Family::compile, "compile", compile::rules},
 };
 
 const FamilyEntry& entry_of(Family family) {

@@ -34,7 +34,7 @@ enum class Family {
   input,        // knobs/input.h: how batches reach the step
   cuda,         // knobs/cuda.h: CUDA runtime settings, and the reserved device settings
   distributed,  // knobs/distributed.h: trials of several worker processes
-  // compile: the place for torch.compile-style knobs, added with its first knob (families.cpp).
+  compile,      // knobs/compile.h: the model compiled ahead of time by Inductor
 };
 const char* to_string(Family family);
 

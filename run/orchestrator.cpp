@@ -184,8 +184,10 @@ std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup&
     const size_t eq = entry.find('=');
     if (eq == std::string::npos) continue;
     const std::string name = entry.substr(0, eq);
+    // The compile knob's package cache (worker/actions/compile.cpp) reaches the workers too.
     if (name.rfind("NCCL_", 0) == 0 || name.rfind("TORCH_NCCL_", 0) == 0 ||
-        name == "GLOO_SOCKET_IFNAME") {
+        name == "GLOO_SOCKET_IFNAME" || name == "TUNEBENCH_COMPILE_CACHE" ||
+        name == "TUNEBENCH_CACHE") {
       env[name] = entry.substr(eq + 1);
     }
   }

@@ -3,13 +3,13 @@
 namespace tunebench::worker {
 
 // Each defined in worker/actions/<family>.cpp. The CUDA family acts through the device layer
-// (worker/device_trial.h; its CUDA side is worker/actions/cuda.cpp); the compile family has nothing
-// in-process yet.
+// (worker/device_trial.h; its CUDA side is worker/actions/cuda.cpp).
 const KnobAction& process_action();
 const KnobAction& build_action();
 const KnobAction& autograd_action();
 const KnobAction& precision_action();
 const KnobAction& script_action();
+const KnobAction& compile_action();
 const KnobAction& execution_action();
 const KnobAction& distributed_action();
 const KnobAction& input_action();
@@ -26,6 +26,7 @@ const std::vector<const KnobAction*>& actions() {
       &autograd_action(),   //
       &precision_action(),  //
       &script_action(),     //
+      &compile_action(),    //
       &execution_action(),  //
       &distributed_action(), &input_action(),
   };

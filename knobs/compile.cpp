@@ -1,0 +1,86 @@
+#include "knobs/compile.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace tunebench::knobs::compile {
+
+using nlohmann::json;
+
+// torch.compile's third mode, reduce-overhead, records CUDA graphs around a Python callable; an
+// AOTInductor package has no such mode, so it is not a value here (README, issue #15).
+const std::vector<std::string>& modes() {
+  static const std::vector<std::string> all = {"default", "max-autotune"};
+  return all;
+}
+
+namespace {
+
+bool positive(const json& value) { return value.is_number() && value.get<double>() > 0; }
+
+class Rules final : public KnobRules {
+ public:
+  std::vector<std::string> ids() const override { return {kCompile}; }
+
+  void validate_value(const Knob&, const json& value) const override {
+    if (value == false) return;
+    if (value.is_string()) {
+      for (const auto& m : modes()) {
+        if (value == m) return;
+      }
+    }
+    std::string list;
+    for (const auto& m : modes()) list += ", \"" + m + "\"";
+    throw std::invalid_argument("must be false (eager) or an Inductor mode:" + list.substr(1));
+  }
+
+  void check_evidence(const Knob&, const json& value, const json&, Mode, const json& evidence,
+                      std::vector<std::string>& wrong) const override {
+    if (auto why = compile::check_evidence(value, evidence); !why.empty()) wrong.push_back(why);
+  }
+
+  void summarise_evidence(const json&, const json& evidence,
+                          std::vector<std::string>& parts) const override {
+    const json e = fact(evidence, kCompile);
+    if (!e.is_object()) return;
+    if (fact(e, kForward) != "aoti") {
+      parts.push_back("compile=eager");
+      return;
+    }
+    parts.push_back(fmt::format("compile={} kernels={} calls={} compiled_in={}s",
+                                fact(e, kMode).get<std::string>(), fact(e, kKernels).dump(),
+                                fact(e, kPackageCalls).dump(), fact(e, kCompileSeconds).dump()));
+  }
+};
+
+}  // namespace
+
+const KnobRules& rules() {
+  static const Rules r;
+  return r;
+}
+
+std::string check_evidence(const json& value, const json& evidence) {
+  const json e = fact(evidence, kCompile);
+  if (!e.is_object()) return "compile: the worker read back nothing about it";
+  if (value == false) {
+    return fact(e, kForward) == "eager"
+               ? ""
+               : "compile=false but the forward ran as " + fact(e, kForward).dump();
+  }
+  if (fact(e, kForward) != "aoti" || fact(e, kMode) != value) {
+    return fmt::format("compile={} but the forward ran as {} (mode {})", value.dump(),
+                       fact(e, kForward).dump(), fact(e, kMode).dump());
+  }
+  if (!positive(fact(e, kPackageCalls))) {
+    return "compile=" + value.dump() + " but the package was not called in the measured steps";
+  }
+  if (!positive(fact(e, kConstantsLoaded)) || fact(e, kConstantsLoaded) != fact(e, kConstants)) {
+    return fmt::format("compile={}: {} of the package's {} constants were fed from the C++ model",
+                       value.dump(), fact(e, kConstantsLoaded).dump(), fact(e, kConstants).dump());
+  }
+  return "";
+}
+
+}  // namespace tunebench::knobs::compile

@@ -1,0 +1,47 @@
+# The compile knob from the command line (issue #15): `list` says where it applies (the pypi build)
+# and why not elsewhere (Debian's LibTorch 1.13 has no AOTInductor); on the pypi build a tiny GPT
+# runs as an AOTInductor package against the eager model, paired in one process, both arms pass
+# the guard, and `show` prints the effect with its interval and the compilation's break-even.
+# Packages are cached in CACHE (the build folder's, shared with tests/test_compile_knob.cpp).
+# cmake -DTUNEBENCH=<binary> -DSOURCE=<src> -DWORK=<dir> -DCACHE=<dir> -P …
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(db ${WORK}/compile.sqlite)
+set(TB_CWD ${SOURCE})
+set(ENV{TUNEBENCH_COMPILE_CACHE} ${CACHE})
+include(${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake)
+
+run_tb(0 out list)
+string(REGEX MATCH "\n *compile [^\n]*" row "${out}")
+if(row STREQUAL "")
+  message(FATAL_ERROR "list has no compile row:\n${out}")
+endif()
+string(FIND "${row}" "no AOTInductor" na)
+file(WRITE ${WORK}/compile.json "{
+  \"name\": \"compile-test\",
+  \"defaults\": {\"warmup\": 2, \"samples\": 3, \"iterations\": 5, \"batch\": 2, \"timeout_s\": 600,
+               \"settings\": {\"omp_threads\": 2}},
+  \"experiments\": [
+    {\"knob\": \"compile\", \"model\": \"gpt\", \"preset\": \"tiny\", \"mode\": \"infer\",
+     \"design\": \"auto\", \"workers\": 3, \"blocks\": 4, \"block_samples\": 2, \"budget_s\": 0}
+  ]
+}
+")
+run_tb(0 out run --suite ${WORK}/compile.json --db ${db} -q)
+run_tb(0 out show --db ${db})
+if(NOT na EQUAL -1)
+  # The build without AOTInductor: the experiment is recorded as not applicable, with the reason.
+  expect("not applicable" "${out}" "show on a build without AOTInductor")
+  expect("no AOTInductor" "${out}" "the reason in show")
+  message("SKIPPED: compile not applicable on this build:${row}")
+  return()
+endif()
+expect("effect on time: " "${out}" "the compiled model's effect with its interval")
+expect("compiled in " "${out}" "the compilation's cost beside the effect")
+expect("compile=default" "${out}" "the ON arm's evidence line")
+execute_process(COMMAND sqlite3 ${db}
+  "SELECT COUNT(*) FROM trials WHERE status = 'ok' AND json_extract(evidence, '$.compile.forward') = 'aoti' AND json_extract(evidence, '$.compile.package_calls') > 0"
+  OUTPUT_VARIABLE ok OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT ok EQUAL 3)
+  message(FATAL_ERROR "expected 3 ok ON trials that called the package, got ${ok}")
+endif()
