@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "models/registry.h"
 #include "platform/device.h"
+#include "worker/actions/compile.h"
 #include "worker/worker.h"
 
 namespace tunebench::cli {
@@ -90,6 +91,16 @@ Subcommand add_worker(CLI::App& app) {
       "Internal: run one trial (or a paired trial: both arms in one process, worker/paired.h) "
       "given as JSON on stdin and print its result as JSON");
   return {cmd, [] { return worker::main_worker(); }};
+}
+
+Subcommand add_twin_request(CLI::App& app) {
+  auto dir = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand(
+      "twin-request",
+      "Internal: write the C++ model's tensors, batch and target of the trial given as JSON on "
+      "stdin into a folder, for the Python worker (models/python/worker.py)");
+  cmd->add_option("--out", *dir, "the folder to write")->required();
+  return {cmd, [dir] { return compile_forward::main_twin_request(*dir); }};
 }
 
 Subcommand add_show(CLI::App& app) {
@@ -320,6 +331,7 @@ int run(int argc, char** argv) {
   const std::vector<Subcommand> subcommands{add_models(app),
                                             add_run(app, command_line),
                                             add_worker(app),
+                                            add_twin_request(app),
                                             add_show(app),
                                             add_list(app),
                                             add_env(app),

@@ -138,12 +138,13 @@ const std::vector<Knob> kCatalog{
      "eager module → scripted, frozen, optimised for inference",
      "TorchScript for deployment (001)",
      {"resnet50"}, {Mode::infer}, false, true, kRounding, kTimeOnly},
-    // Inference: AOTInductor compiles inference graphs. Values: false or an Inductor mode
-    // (knobs/compile.h); the package is compiled once per model configuration and cached.
+    // Values: false or an Inductor mode (knobs/compile.h). Inference in the C++ worker: an
+    // AOTInductor package, compiled once per model configuration and cached; training (and
+    // inference under worker_build "python"): torch.compile in the Python worker.
     {"compile", Family::compile, kInProcess, kKernels, "both",
-     "eager C++ model → the same model compiled ahead of time by Inductor (AOTInductor package)",
+     "eager model → compiled by Inductor (C++: AOTInductor package; Python worker: torch.compile)",
      "torch.compile: typical speedups 1.2-2x (001); about 2.5x (004)",
-     {}, {Mode::infer}, false, "default", kRounding, kTimeOnly},
+     {}, {}, false, "default", kRounding, kTimeOnly},
     // "all" is resolved to the host's cores when the suite is expanded.
     {"omp_threads", Family::process, kStart, kHost, "cpu",
      "OMP_NUM_THREADS and intra-op threads: 1 → all cores",

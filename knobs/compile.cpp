@@ -35,6 +35,18 @@ class Rules final : public KnobRules {
     throw std::invalid_argument("must be false (eager) or an Inductor mode:" + list.substr(1));
   }
 
+  // AOTInductor compiles inference graphs; torch.compile in training runs in the Python worker.
+  std::string arm_error(const json& settings, Mode mode, int64_t) const override {
+    const json value = setting(settings, kCompile, false);
+    if (mode != Mode::train || value == false || setting(settings, "worker_build") == "python") {
+      return "";
+    }
+    return "compile=" + value.dump() +
+           " in training runs in the Python worker (AOTInductor compiles inference graphs "
+           "only): give both arms \"worker_build\": \"python\" and the experiment \"design\": "
+           "\"processes\"";
+  }
+
   void check_evidence(const Knob&, const json& value, const json&, Mode, const json& evidence,
                       std::vector<std::string>& wrong) const override {
     if (auto why = compile::check_evidence(value, evidence); !why.empty()) wrong.push_back(why);
@@ -44,6 +56,12 @@ class Rules final : public KnobRules {
                           std::vector<std::string>& parts) const override {
     const json e = fact(evidence, kCompile);
     if (!e.is_object()) return;
+    if (fact(e, kForward) == "torch.compile") {
+      parts.push_back(fmt::format("compile={} (torch.compile) graphs={} breaks={} first_step={}s",
+                                  fact(e, kMode).get<std::string>(), fact(e, "graphs").dump(),
+                                  fact(e, "graph_breaks").dump(), fact(e, kCompileSeconds).dump()));
+      return;
+    }
     if (fact(e, kForward) != "aoti") {
       parts.push_back("compile=eager");
       return;
@@ -68,6 +86,16 @@ std::string check_evidence(const json& value, const json& evidence) {
     return fact(e, kForward) == "eager"
                ? ""
                : "compile=false but the forward ran as " + fact(e, kForward).dump();
+  }
+  if (fact(e, kForward) == "torch.compile") {  // the Python worker (models/python/worker.py)
+    if (fact(e, kMode) != value || !positive(fact(e, "graphs")) ||
+        !positive(fact(e, kPackageCalls))) {
+      return fmt::format(
+          "compile={} but torch.compile ran in mode {} with {} graphs and {} calls measured",
+          value.dump(), fact(e, kMode).dump(), fact(e, "graphs").dump(),
+          fact(e, kPackageCalls).dump());
+    }
+    return "";
   }
   if (fact(e, kForward) != "aoti" || fact(e, kMode) != value) {
     return fmt::format("compile={} but the forward ran as {} (mode {})", value.dump(),

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "core/build_paths.h"
 #include "knobs/knobs.h"
 
 namespace tunebench::knobs {
@@ -24,11 +25,19 @@ json env_of(const json& evidence) { return fact(evidence, evidence::kEnv); }
 
 // worker_build's value for the orchestrator's own executable.
 const char* const kSelf = "self";
+// worker_build's value for the Python worker (models/python/worker.py) run by the Python whose
+// torch is this build's LibTorch: the Python frontend on the same LibTorch.
+const char* const kPython = "python";
+
+std::string python_worker_script() {
+  return build_paths::source_dir() + "/models/python/worker.py";
+}
 
 void validate_worker_build(const json& value) {
   if (!value.is_string() || value.get<std::string>().empty()) {
     throw std::invalid_argument(
-        "must be \"self\" or the path of a tunebench executable (a build of this project)");
+        "must be \"self\", \"python\" (the Python worker on this build's LibTorch) or the path "
+        "of a tunebench executable (a build of this project)");
   }
 }
 
@@ -37,6 +46,18 @@ void validate_worker_build(const json& value) {
 std::string worker_build_missing(const json& settings) {
   const json value = setting(settings, "worker_build");
   if (!value.is_string() || value == kSelf) return "";
+  if (value == kPython) {
+    const std::string& python = build_paths::torch_python();
+    if (python.empty() || access(python.c_str(), X_OK) != 0) {
+      return "worker_build \"python\": no Python beside this build's LibTorch " +
+             std::string(python.empty() ? "(it is no wheel's: the pypi build has one)"
+                                        : "(" + python + " is gone)");
+    }
+    if (access(python_worker_script().c_str(), R_OK) != 0) {
+      return "worker_build \"python\": " + python_worker_script() + " is missing";
+    }
+    return "";
+  }
   const std::string path = value;
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0) return "";
@@ -116,6 +137,10 @@ void check_one(const std::string& id, const json& value, const json& evidence,
       wrong.push_back(
           "malloc_tunables=true but MALLOC_MMAP_MAX_ was not 0 in the worker's environment");
     }
+  } else if (id == "worker_build" && value == kPython) {
+    if (fact(evidence, "frontend") != "python") {
+      wrong.push_back("worker_build=\"python\" but the worker was not the Python worker");
+    }
   } else if (id == "worker_build" && value != kSelf) {
     // The worker names its own executable; a wrapper script is taken at its word.
     std::error_code ec;
@@ -157,7 +182,7 @@ class Rules final : public KnobRules {
   }
 
   json resolve(const Knob& knob, const json& value, const HostCaps& host) const override {
-    if (knob.id == "worker_build" && value != kSelf) {
+    if (knob.id == "worker_build" && value != kSelf && value != kPython) {
       // An absolute path, so that a resumed run or a stored trial names the same file.
       std::error_code ec;
       const auto absolute = std::filesystem::absolute(value.get<std::string>(), ec);
@@ -243,8 +268,12 @@ void Rules::process_setup(const json& settings, ProcessSetup& setup) const {
   }
   // "self" too: the orchestrator then starts this run's own executable by its path, as it starts
   // the other arm's, so that both arms of a software A/B are launched alike (knob.h).
-  if (settings.contains("worker_build"))
+  if (settings.value("worker_build", "") == kPython) {
+    setup.launcher.push_back(build_paths::torch_python());
+    setup.executable = python_worker_script();
+  } else if (settings.contains("worker_build")) {
     setup.executable = settings["worker_build"].get<std::string>();
+  }
   if (settings.contains("allocator")) {
     const std::string allocator = settings["allocator"];
     if (auto lib = allocator_library(allocator)) setup.preload.push_back(*lib);

@@ -377,7 +377,10 @@ struct Launch {
       argv.push_back(setup.launcher.empty() && !by_path ? exe : resolved_exe);
     }
     argv.push_back("worker");
-    return {argv, worker_environment(setup), input};
+    auto env = worker_environment(setup);
+    // The Python worker asks this build for the C++ model's tensors (tunebench twin-request).
+    env["TUNEBENCH_EXECUTABLE"] = resolved_exe;
+    return {argv, env, input};
   }
 };
 

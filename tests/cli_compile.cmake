@@ -1,7 +1,11 @@
 # The compile knob from the command line (issue #15): `list` says where it applies (the pypi build)
 # and why not elsewhere (Debian's LibTorch 1.13 has no AOTInductor); on the pypi build a tiny GPT
 # runs as an AOTInductor package against the eager model, paired in one process, both arms pass
-# the guard, and `show` prints the effect with its interval and the compilation's break-even.
+# the guard, and `show` prints the effect with its interval and the compilation's break-even. The
+# Python worker (models/python/worker.py, worker_build "python") trains the same tiny GPT eager
+# and under torch.compile, and against the C++ worker: every arm passes the guard (the Python
+# frontend computes the C++ model's loss from the C++ model's weights), evidence names the
+# frontend and the compiled graphs.
 # Packages are cached in CACHE (the build folder's, shared with tests/test_compile_knob.cpp).
 # cmake -DTUNEBENCH=<binary> -DSOURCE=<src> -DWORK=<dir> -DCACHE=<dir> -P …
 file(REMOVE_RECURSE ${WORK})
@@ -44,4 +48,30 @@ execute_process(COMMAND sqlite3 ${db}
   OUTPUT_VARIABLE ok OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT ok EQUAL 3)
   message(FATAL_ERROR "expected 3 ok ON trials that called the package, got ${ok}")
+endif()
+
+# Training: torch.compile in the Python worker, and the Python frontend against the C++ one.
+file(WRITE ${WORK}/train.json "{
+  \"name\": \"compile-train-test\",
+  \"defaults\": {\"warmup\": 2, \"samples\": 3, \"iterations\": 3, \"batch\": 2, \"timeout_s\": 600,
+               \"processes\": 1, \"design\": \"processes\", \"settings\": {\"omp_threads\": 2}},
+  \"experiments\": [
+    {\"knob\": \"compile\", \"model\": \"gpt\", \"preset\": \"tiny\", \"mode\": \"train\",
+     \"settings\": {\"worker_build\": \"python\"}},
+    {\"name\": \"frontend.gpt-tiny-train\", \"knob\": \"worker_build\", \"model\": \"gpt\",
+     \"preset\": \"tiny\", \"mode\": \"train\",
+     \"arms\": {\"off\": {\"worker_build\": \"self\"}, \"on\": {\"worker_build\": \"python\"}}}
+  ]
+}
+")
+run_tb(0 out run --suite ${WORK}/train.json --db ${WORK}/train.sqlite -q)
+run_tb(0 out show --db ${WORK}/train.sqlite)
+expect("(torch.compile) graphs=" "${out}" "the Python worker's compiled arm")
+execute_process(COMMAND sqlite3 ${WORK}/train.sqlite
+  "SELECT experiment || ':' || arm || ':' || status || ':' || IFNULL(json_extract(evidence, '$.frontend'), 'cpp') FROM trials ORDER BY experiment, arm"
+  OUTPUT_VARIABLE arms OUTPUT_STRIP_TRAILING_WHITESPACE)
+string(REPLACE "\n" ";" arms "${arms}")
+set(want "compile.gpt-tiny-train:off:ok:python;compile.gpt-tiny-train:on:ok:python;frontend.gpt-tiny-train:off:ok:cpp;frontend.gpt-tiny-train:on:ok:python")
+if(NOT arms STREQUAL want)
+  message(FATAL_ERROR "expected every arm ok on its frontend:\n  ${want}\ngot\n  ${arms}\n${out}")
 endif()

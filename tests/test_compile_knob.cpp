@@ -74,10 +74,14 @@ TEST(CompileKnob, ApplicableWithAotInductorAndOtherwiseSaysWhy) {
   }
   EXPECT_EQ(why, "");
   for (const char* model : {"resnet50", "dlrm"}) EXPECT_EQ(why_not(model), "") << model;
-  // Training is not an AOTInductor graph: the row limits the knob to inference.
-  EXPECT_NE(knobs::not_applicable_reason(*knobs::find("compile"), "gpt", Mode::train,
-                                         host::capabilities()),
+  // Training is not an AOTInductor graph: there the knob runs in the Python worker, and a suite
+  // that asks for it in the C++ worker is told so.
+  const auto& rules = knobs::rules_of(knobs::Family::compile);
+  const std::string error = rules.arm_error({{"compile", "default"}}, Mode::train, 2);
+  EXPECT_NE(error.find("worker_build"), std::string::npos) << error;
+  EXPECT_EQ(rules.arm_error({{"compile", "default"}, {"worker_build", "python"}}, Mode::train, 2),
             "");
+  EXPECT_EQ(rules.arm_error({{"compile", "default"}}, Mode::infer, 2), "");
 }
 
 TEST(CompileKnob, TwinsHoldTheCppTensorsByNameAndComputeTheSameOutputs) {

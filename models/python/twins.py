@@ -229,3 +229,18 @@ def build(model, config, state):
         raise TwinError(f"{model}: the twin does not match; " + "; ".join(problems))
     twin.load_state_dict(state, strict=True)
     return twin.eval()
+
+
+def loss(model, twin, forward, inputs, target):
+    """The training loss of `model` as the C++ model computes it (models/*.cpp, loss()), with the
+    twin's forward called through `forward` (the eager twin or its compiled form)."""
+    if model == "gpt":
+        logits = forward(*inputs)
+        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), target.reshape(-1))
+    if model == "resnet50":
+        return F.cross_entropy(forward(*inputs), target)
+    if model == "dlrm":
+        # The C++ model takes BCE of its logits; the twin's forward ends in the sigmoid (its
+        # inference output), so the same loss is BCE of that probability.
+        return F.binary_cross_entropy(forward(*inputs), target)
+    raise TwinError(f"no training loss for model '{model}'")

@@ -27,6 +27,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -38,6 +40,7 @@
 #include "platform/compat.h"
 #include "worker/arm.h"
 #include "worker/knob_action.h"
+#include "worker/trial.h"
 
 #if TUNEBENCH_AOTI
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
@@ -153,8 +156,25 @@ json write_request(worker::Arm& arm, const std::string& mode, const std::string&
   save("state.pt", state);
   save("inputs.pt", inputs);
   save("expected.pt", expected);
+  save("target.pt", arm.batch.target.cpu());
   write_file(dir / "request.json", request.dump(1));
   return request;
+}
+
+int main_twin_request(const std::string& folder) {
+  try {
+    std::string input((std::istreambuf_iterator<char>(std::cin)), {});
+    TrialSpec spec = trial_spec_from_json(json::parse(input));
+    // The model and batch alone: the arm's knobs are the Python worker's to apply.
+    spec.settings = json::object();
+    auto arm = worker::set_up(spec);
+    fs::create_directories(folder);
+    write_request(*arm, "default", folder);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "tunebench twin-request: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 json check_twin(const std::string& folder) {
