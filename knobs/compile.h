@@ -22,7 +22,9 @@ const std::vector<std::string>& modes();
 //   kMode            the Inductor mode the package was compiled with
 //   kPackageCalls    calls of the package in the measured steps
 //   kConstants       constants the package holds; kConstantsLoaded: of them fed from the C++
-//                    model by name (all of them, or the arm fails)
+//                    model by name; kConstantsDerived: the rest, made from the C++ model's
+//                    weights when the package was compiled (max-autotune's packed weights: its
+//                    packages are keyed by a digest of those weights). Loaded + derived = all.
 //   kKernels         kernels in the generated code; kCode: where that code is kept
 //   kCompileSeconds  export + compilation when the package was made; kPackageBytes its size
 //   kCache           "hit" (the package was in the cache) | "miss" (compiled for this trial)
@@ -31,6 +33,7 @@ inline constexpr const char* kMode = "mode";
 inline constexpr const char* kPackageCalls = "package_calls";
 inline constexpr const char* kConstants = "constants";
 inline constexpr const char* kConstantsLoaded = "constants_loaded";
+inline constexpr const char* kConstantsDerived = "constants_derived";
 inline constexpr const char* kKernels = "kernels";
 inline constexpr const char* kCode = "code";
 inline constexpr const char* kCompileSeconds = "compile_seconds";

@@ -232,6 +232,19 @@ std::string shapes_of(const std::vector<torch::Tensor>& tensors) {
   return out;
 }
 
+// A digest of the C++ model's tensors, names and bytes.
+std::string weights_digest(worker::Arm& arm) {
+  std::string bytes;
+  auto add = [&](const std::string& name, const torch::Tensor& t) {
+    const auto c = t.detach().cpu().contiguous();
+    bytes += name;
+    bytes += sha256_hex(std::string_view(static_cast<const char*>(c.data_ptr()), c.nbytes()));
+  };
+  for (const auto& p : arm.module().named_parameters()) add(p.key(), p.value());
+  for (const auto& b : arm.module().named_buffers()) add(b.key(), b.value());
+  return sha256_hex(bytes);
+}
+
 struct Package {
   fs::path dir;  // model.pt2, meta.json, code/
   json meta;
@@ -259,9 +272,13 @@ Package ensure_package(worker::Arm& arm, const std::string& mode) {
   const json request = write_request(arm, mode, request_dir.path.string());
   const std::string scripts =
       read_file(script_dir() / "twins.py") + read_file(script_dir() / "aoti_compile.py");
-  const std::string key =
-      sha256_hex(request.dump() + shapes_of(arm.batch.inputs) + compat::torch_version() + scripts)
-          .substr(0, 24);
+  // Modes beyond the default fold or prepack weights into constants of their own (max-autotune's
+  // packed GEMM weights), which feeding the C++ tensors by name cannot update: their packages are
+  // compiled from, and kept for, these weights.
+  const std::string weights = mode == "default" ? "" : weights_digest(arm);
+  const std::string key = sha256_hex(request.dump() + shapes_of(arm.batch.inputs) +
+                                     compat::torch_version() + scripts + weights)
+                              .substr(0, 24);
   Package package;
   const fs::path root = cache_root();
   fs::create_directories(root);
@@ -312,15 +329,20 @@ class CompileHooks : public worker::ArmHooks {
       for (const auto& b : arm.module().named_buffers()) tensors[b.key()] = b.value();
       const auto fqns = loader_->get_constant_fqns();
       std::unordered_map<std::string, torch::Tensor> constants;
+      int64_t derived = 0;
       for (const auto& name : fqns) {
         const auto it = tensors.find(name);
-        if (it == tensors.end()) {
+        if (it != tensors.end()) {
+          constants[name] = it->second;
+        } else if (mode == "default") {
           throw std::runtime_error("compile: the package's constant '" + name +
                                    "' is no parameter or buffer of the C++ model");
+        } else {
+          ++derived;  // made from these weights at compile time (the key holds their digest)
         }
-        constants[name] = it->second;
       }
-      loader_->load_constants(constants, /*use_inactive=*/false, /*check_full_update=*/true);
+      loader_->load_constants(constants, /*use_inactive=*/false,
+                              /*check_full_update=*/derived == 0);
       arm.forward = [loader = loader_, calls = calls_](const models::Batch& batch) {
         ++*calls;
         return loader->run(batch.inputs).at(0);
@@ -329,6 +351,7 @@ class CompileHooks : public worker::ArmHooks {
            {kc::kMode, mode},
            {kc::kConstants, static_cast<int64_t>(fqns.size())},
            {kc::kConstantsLoaded, static_cast<int64_t>(constants.size())},
+           {kc::kConstantsDerived, derived},
            {"model_tensors", static_cast<int64_t>(tensors.size())},
            {kc::kKernels, package.meta.value("kernels", -1)},
            {kc::kCode, (package.dir / "code").string()},
