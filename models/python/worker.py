@@ -14,7 +14,9 @@ model's own batch: `$TUNEBENCH_EXECUTABLE twin-request` (the orchestrator sets t
 builds the C++ model from the trial's seed and writes its tensors, batch and target, so both
 frontends train the same function from the same weights and the correctness guard compares them.
 The step is the C++ worker's default: gradients zeroed in place, the model's loss, backward, SGD
-(lr 1e-3, momentum 0.9). Settings it understands: compile, worker_build, and the process knobs
+(lr 1e-3, momentum 0.9); with amp (true or "bf16": the CPU's autocast) the forward and the loss
+run under bf16 autocast, as the C++ worker's do. Settings it understands: compile, worker_build,
+amp, and the process knobs
 that act through the environment the orchestrator already set (omp_threads, omp_affinity,
 allocator, malloc_tunables, numa_bind); any other is refused by name.
 
@@ -24,6 +26,7 @@ libraries, allocator, affinity), "frontend": "python", and under "compile" the f
 compiled module's calls in the measured steps, and the first step's seconds (compilation
 included) as compile_seconds.
 """
+import contextlib
 import json
 import os
 import resource
@@ -33,7 +36,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SUPPORTED = {"compile", "worker_build", "omp_threads", "omp_affinity", "allocator",
+SUPPORTED = {"compile", "worker_build", "amp", "omp_threads", "omp_affinity", "allocator",
              "malloc_tunables", "numa_bind"}
 ENV_EVIDENCE = ["OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_PROC_BIND",
                 "OMP_SCHEDULE", "GOMP_CPU_AFFINITY", "KMP_AFFINITY", "KMP_BLOCKTIME",
@@ -147,20 +150,38 @@ def run(spec):
         forward = torch.compile(model, mode=mode)
         evidence["compile"] = {"forward": "torch.compile", "mode": compile_value}
 
+    amp = settings.get("amp", False)
+    if amp not in (False, True, "bf16"):
+        raise TrialError(f"amp={json.dumps(amp)}: the Python worker runs bf16 autocast on the CPU "
+                         "(true or \"bf16\") or none")
+    autocast_seen = [False]
+
     def run_forward(*args):
         calls[0] += 1
         return forward(*args)
+
+    def autocast():
+        # The C++ worker's around_forward: the forward and the loss inside bf16 autocast.
+        if amp is False:
+            return contextlib.nullcontext()
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+
+    def loss_of():
+        with autocast():
+            autocast_seen[0] = torch.is_autocast_enabled("cpu")
+            return twins.loss(name, model, run_forward, inputs, target)
 
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9) if train else None
 
     def step():
         if train:
             optimizer.zero_grad(set_to_none=False)
-            loss = twins.loss(name, model, run_forward, inputs, target)
+            loss = loss_of()
             loss.backward()
             optimizer.step()
         else:
-            with torch.no_grad():
+            with torch.no_grad(), autocast():
+                autocast_seen[0] = torch.is_autocast_enabled("cpu")
                 run_forward(*inputs)
 
     # The guard, as the C++ worker's: training, the loss after one step from the seeded weights
@@ -170,10 +191,10 @@ def run(spec):
         step()
         first_step = time.perf_counter() - started
         with torch.no_grad():
-            check_value = twins.loss(name, model, run_forward, inputs, target).item()
+            check_value = loss_of().item()
         step()
     else:
-        with torch.no_grad():
+        with torch.no_grad(), autocast():
             check_value = run_forward(*inputs).double().abs().mean().item()
         first_step = time.perf_counter() - started
     if compile_value not in (False, None):
@@ -201,7 +222,9 @@ def run(spec):
     evidence["compile"]["package_calls"] = calls[0]
     evidence.update(process_evidence(torch))
     evidence.update(measured_start_ns=start_ns, measured_end_ns=end_ns,
-                    grad_mode_in_step=train, model=request["config"])
+                    grad_mode_in_step=train, model=request["config"],
+                    autocast_in_step=autocast_seen[0],
+                    autocast_dtype="bf16" if autocast_seen[0] else "none")
     median = sorted(samples)[len(samples) // 2]
     return result("ok", sample_seconds=samples, sample_cpu_seconds=cpu_samples,
                   peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,

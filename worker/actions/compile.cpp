@@ -130,14 +130,20 @@ std::string script_message(const std::string& text) {
 
 }  // namespace
 
+namespace {
+// request.json's contents: what the package is compiled for, without the tensors.
+json request_of(worker::Arm& arm, const std::string& mode) {
+  return {{"model", arm.spec.model.model},
+          {"config", models::summarize(arm.spec.model).config},
+          {"device", arm.device->device().is_cuda() ? "cuda" : "cpu"},
+          {"mode", mode},
+          {"tolerance", 1e-4}};
+}
+}  // namespace
+
 json write_request(worker::Arm& arm, const std::string& mode, const std::string& folder) {
   const fs::path dir = folder;
-  const torch::Device device = arm.device->device();
-  json request = {{"model", arm.spec.model.model},
-                  {"config", models::summarize(arm.spec.model).config},
-                  {"device", device.is_cuda() ? "cuda" : "cpu"},
-                  {"mode", mode},
-                  {"tolerance", 1e-4}};
+  const json request = request_of(arm, mode);
   // The C++ model's tensors by name, the batch and the eager output, on the CPU.
   c10::Dict<std::string, torch::Tensor> state;
   for (const auto& p : arm.module().named_parameters()) state.insert(p.key(), p.value().cpu());
@@ -268,8 +274,7 @@ struct RequestFolder {
 
 // The package for `arm`'s model, batch, device and `mode`: from the cache, or compiled now.
 Package ensure_package(worker::Arm& arm, const std::string& mode) {
-  RequestFolder request_dir;
-  const json request = write_request(arm, mode, request_dir.path.string());
+  const json request = request_of(arm, mode);
   const std::string scripts =
       read_file(script_dir() / "twins.py") + read_file(script_dir() / "aoti_compile.py");
   // Modes beyond the default fold or prepack weights into constants of their own (max-autotune's
@@ -286,6 +291,10 @@ Package ensure_package(worker::Arm& arm, const std::string& mode) {
   package.dir = root / name;
   FileLock lock(root / (name + ".lock"));
   if (!fs::exists(package.dir / "model.pt2")) {
+    // Only a package that is not there yet needs the tensors written out (hundreds of MB for the
+    // larger presets).
+    RequestFolder request_dir;
+    write_request(arm, mode, request_dir.path.string());
     const fs::path dir = request_dir.path;
     const int code =
         run_program({build_paths::torch_python(), (script_dir() / "aoti_compile.py").string(),
