@@ -8,6 +8,7 @@
 #include <random>
 
 #include "analysis/check.h"
+#include "tests/synthetic_db.h"
 
 namespace tunebench::check {
 namespace {
@@ -15,39 +16,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class CheckTest : public ::testing::Test {
+class CheckTest : public test_db::SyntheticDbTest {
  protected:
-  void SetUp() override {
-    std::random_device random;
-    dir_ = fs::temp_directory_path() / ("tunebench_check_" + std::to_string(random()));
-    fs::create_directories(dir_);
-    db_ = std::make_unique<storage::Database>((dir_ / "db.sqlite").string());
-  }
-  void TearDown() override {
-    db_.reset();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   // One finished run of suite "nightly": two benchmarks, 2 processes x 5 samples each, with
   // seconds = base x shift x phase x (1 + 1 % noise). `phase` is how fast the host was that
   // night (this VM: 1 or about 2); with `reference`, each trial also times the reference kernel,
   // 10 ms x phase x (1 + 0.5 % noise), four times.
   std::string add_run(const std::string& host, double shift_gpt, double shift_resnet = 1.0,
                       double phase = 1.0, bool reference = false) {
-    const std::string uuid = fmt::format("{:08x}-0000-4000-8000-000000000000", ++runs_);
-    RunRecord run;
-    run.uuid = uuid;
-    run.suite_name = "nightly";
-    run.suite_hash = "h";
-    run.suite = json::object();
-    run.label = "nightly";
-    run.git_revision = "r";
-    run.command_line = "tunebench run";
-    run.started_at = fmt::format("2026-01-{:02d}T00:00:00Z", runs_);
-    run.host = {{"hostname", host}, {"cores", host == "big" ? 64 : 2}};
-    run.software = software_;
-    run.host_state = json::object();
+    RunRecord run = next_run("nightly", "nightly",
+                             {{"hostname", host}, {"cores", host == "big" ? 64 : 2}}, software_);
+    const std::string uuid = run.uuid;
     db_->begin_run(run);
     std::normal_distribution<double> noise(0, 0.01);
     int sequence = 0;
@@ -78,10 +57,7 @@ class CheckTest : public ::testing::Test {
     return uuid;
   }
 
-  fs::path dir_;
-  std::unique_ptr<storage::Database> db_;
   json software_ = {{"libtorch_version", "1.13.1"}, {"git_revision", "a1"}};
-  int runs_ = 0;
   std::mt19937_64 rng_{5};
 };
 

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "analysis/hosts.h"
+#include "tests/synthetic_db.h"
 
 namespace tunebench::hosts {
 namespace {
@@ -18,39 +19,18 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class HostsTest : public ::testing::Test {
+class HostsTest : public test_db::SyntheticDbTest {
  protected:
-  void SetUp() override {
-    std::random_device random;
-    dir_ = fs::temp_directory_path() / ("tunebench_hosts_" + std::to_string(random()));
-    fs::create_directories(dir_);
-    db_ = std::make_unique<storage::Database>((dir_ / "db.sqlite").string());
-  }
-  void TearDown() override {
-    db_.reset();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   // One finished run of `suite` on `host` (`cores` cores): GPT tiny inference at batch 8, the
   // no_grad experiment's off arm (default settings) and on arm, `processes` processes x 8
   // samples each of seconds = `seconds` x (1 + `spread` noise); the on arm 10 % faster. With
   // `energy`, each trial says it measured `energy` joules per item, as a CUDA worker does.
   std::string add_run(const std::string& host, int cores, double seconds, double spread,
                       const std::string& suite = "smoke", int processes = 4, double energy = NAN) {
-    const std::string uuid = fmt::format("{:08x}-0000-4000-8000-000000000000", ++runs_);
-    RunRecord run;
-    run.uuid = uuid;
-    run.suite_name = suite;
-    run.suite_hash = "h";
-    run.suite = json::object();
-    run.label = "";
-    run.git_revision = "r";
-    run.command_line = "tunebench run";
-    run.started_at = fmt::format("2026-01-{:02d}T00:00:00Z", runs_);
-    run.host = {{"hostname", host}, {"cores", cores}, {"cpu_model", "synthetic " + host}};
-    run.software = {{"libtorch_version", "1.13.1"}};
-    run.host_state = json::object();
+    RunRecord run = next_run(
+        suite, "", {{"hostname", host}, {"cores", cores}, {"cpu_model", "synthetic " + host}},
+        {{"libtorch_version", "1.13.1"}});
+    const std::string uuid = run.uuid;
     db_->begin_run(run);
     std::normal_distribution<double> noise(0, spread);
     int sequence = 0;
@@ -97,9 +77,6 @@ class HostsTest : public ::testing::Test {
     return "";
   }
 
-  fs::path dir_;
-  std::unique_ptr<storage::Database> db_;
-  int runs_ = 0;
   std::mt19937_64 rng_{11};
 };
 
@@ -321,18 +298,8 @@ TEST_F(HostsTest, BadInputGetsOneClearError) {
 TEST_F(HostsTest, RunsWithoutDefaultSettingsCannotBeCompared) {
   // A run whose every arm switched a knob on has nothing to compare hosts on.
   for (const std::string host : {"x", "y"}) {
-    const std::string uuid = fmt::format("{:08x}-0000-4000-8000-000000000000", ++runs_);
-    RunRecord run;
-    run.uuid = uuid;
-    run.suite_name = "odd";
-    run.suite_hash = "h";
-    run.suite = json::object();
-    run.git_revision = "r";
-    run.command_line = "tunebench run";
-    run.started_at = fmt::format("2026-02-{:02d}T00:00:00Z", runs_);
-    run.host = {{"hostname", host}, {"cores", 4}};
-    run.software = json::object();
-    run.host_state = json::object();
+    RunRecord run = next_run("odd", "", {{"hostname", host}, {"cores", 4}}, json::object());
+    const std::string uuid = run.uuid;
     db_->begin_run(run);
     TrialSpec spec;
     spec.experiment = "jemalloc.gpt";
