@@ -147,6 +147,9 @@ def run(spec):
     forward = model
     if compile_value not in (False, None):
         mode = None if compile_value == "default" else compile_value
+        # A cold compilation, as in aoti_compile.py: Inductor's caches under /tmp would make the
+        # first step's time depend on what compiled before (seen: 12.9 s cold, 4.2 s warm).
+        torch._inductor.config.force_disable_caches = True
         forward = torch.compile(model, mode=mode)
         evidence["compile"] = {"forward": "torch.compile", "mode": compile_value}
 
