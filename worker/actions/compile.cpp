@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
