@@ -11,8 +11,10 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -21,11 +23,13 @@
 #include "analysis/effects.h"
 #include "core/liveness.h"
 #include "core/multiproc.h"
+#include "knobs/evidence.h"
 #include "knobs/knobs.h"
 #include "models/registry.h"
 #include "plan/plan.h"
 #include "plan/suite.h"
 #include "run/host.h"
+#include "run/launch_paths.h"
 #include "run/resident.h"
 #include "run/slurm.h"
 #include "store/storage.h"
@@ -120,8 +124,13 @@ std::vector<TrialResult> interpret_paired(const WorkerOutcome& w, const TrialSpe
   return {std::move(p.off), std::move(p.on)};
 }
 
-// Its evidence contradicts its settings: the result is invalid, with every contradiction.
-void check_evidence(const TrialSpec& spec, Mode mode, TrialResult& r) {
+// Its evidence contradicts its settings: the result is invalid, with every contradiction. A
+// worker started through a launch link (run/launch_paths.h) names the build the link stands for.
+void check_evidence(const TrialSpec& spec, Mode mode, TrialResult& r, const LaunchPaths& links) {
+  if (auto it = r.evidence.find(knobs::evidence::kExecutable);
+      it != r.evidence.end() && it->is_string()) {
+    *it = links.original_of(it->get<std::string>());
+  }
   if (r.status != "ok") return;
   const auto wrong = knobs::check_evidence(spec.settings, mode, r.evidence);
   if (wrong.empty()) return;
@@ -362,17 +371,20 @@ struct Launch {
   std::vector<int> cpus;
   int gpus = 0;
   std::optional<slurm::Allocation> slurm;  // --ranks srun: ranks are job steps of this allocation
+  // Software A/B arms start their executables through links of one length (run/launch_paths.h).
+  std::shared_ptr<LaunchPaths> links = std::make_shared<LaunchPaths>();
   // `by_path`: started by another program (srun, on whatever node), for which /proc/self/exe
   // would name that program.
   Command command(const knobs::ProcessSetup& setup, const std::string& input,
                   bool by_path = false) const {
     std::vector<std::string> argv = setup.launcher;
     // worker_build names another build's executable (a software A/B), or "self": this run's,
-    // started by its real path as the other arm's is.
-    if (setup.executable == "self") {
-      argv.push_back(resolved_exe);
-    } else if (!setup.executable.empty()) {
-      argv.push_back(setup.executable);
+    // started as the other arm's is, through a link of the same length (the Python worker's
+    // script by its own path: Python finds its modules beside it; on another node, by path).
+    const std::string& named = setup.executable == "self" ? resolved_exe : setup.executable;
+    const bool script = std::filesystem::path(named).extension() == ".py";
+    if (!setup.executable.empty()) {
+      argv.push_back(by_path || script ? named : links->path_for(named));
     } else {
       argv.push_back(setup.launcher.empty() && !by_path ? exe : resolved_exe);
     }
@@ -422,7 +434,7 @@ TrialResult run_alone(const TrialSpec& t, const Launch& launch, bool& interrupte
   for (size_t p = 0; p < parts.size(); ++p) {
     TrialResult pr = interpret(outcomes[p], parts[p]);
     if (outcomes[p].sibling_failed) pr.error = "stopped: another process of the trial failed";
-    check_evidence(parts[p], t.mode, pr);
+    check_evidence(parts[p], t.mode, pr, *launch.links);
     results.push_back(std::move(pr));
   }
   return multiproc::combine(t, parts, std::move(results));
@@ -443,8 +455,8 @@ std::vector<TrialResult> run_pair(const TrialSpec& off, const TrialSpec& on, con
     return {};
   }
   std::vector<TrialResult> results = interpret_paired(outcome, off);
-  check_evidence(off, off.mode, results[0]);
-  check_evidence(on, on.mode, results[1]);
+  check_evidence(off, off.mode, results[0], *launch.links);
+  check_evidence(on, on.mode, results[1], *launch.links);
   return results;
 }
 
@@ -460,8 +472,8 @@ std::vector<TrialResult> run_resident(const TrialSpec& off, const TrialSpec& on,
     interrupted = true;
     return {};
   }
-  check_evidence(off, off.mode, results[0]);
-  check_evidence(on, on.mode, results[1]);
+  check_evidence(off, off.mode, results[0], *launch.links);
+  check_evidence(on, on.mode, results[1], *launch.links);
   return results;
 }
 

@@ -45,3 +45,11 @@ execute_process(COMMAND sqlite3 ${db}
 if(NOT ok EQUAL 6)
   message(FATAL_ERROR "expected 6 ok paired trials (3 resident pairs), got ${ok}")
 endif()
+# Both arms were started through links of one length (run/launch_paths.h), not by their own
+# paths, and their evidence names the builds themselves (checked above: two builds).
+execute_process(COMMAND sqlite3 ${db}
+  "SELECT COUNT(DISTINCT length(json_extract(evidence, '$.launched_as'))), COUNT(DISTINCT json_extract(evidence, '$.launched_as')), SUM(json_extract(evidence, '$.launched_as') = json_extract(evidence, '$.executable') OR json_extract(evidence, '$.executable') LIKE '%tunebench-exe-%') FROM trials"
+  OUTPUT_VARIABLE launched OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT launched STREQUAL "1|2|0")
+  message(FATAL_ERROR "expected both arms started by two links of one length (lengths|paths|started by its own path or naming the link as its build: 1|2|0), got ${launched}")
+endif()

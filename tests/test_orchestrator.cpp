@@ -18,6 +18,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/effects.h"
+#include "run/launch_paths.h"
 #include "run/orchestrator.h"
 #include "run/resident.h"
 #include "store/storage.h"
@@ -72,6 +73,41 @@ TEST(Spawn, TheStudySlowdownReachesOnlyThisBuildsWorkers) {
   EXPECT_TRUE(orchestrator::worker_environment(self).count("TUNEBENCH_TEST_SLOWDOWN"));
   unsetenv("TUNEBENCH_TEST_SLOWDOWN");
   EXPECT_FALSE(orchestrator::worker_environment({}).count("TUNEBENCH_TEST_SLOWDOWN"));
+}
+
+// A software A/B starts each executable through a link of one length (run/launch_paths.h): the
+// length of the path a worker is started by biased it by up to 9 %.
+TEST(Spawn, SoftwareABExecutablesAreStartedByLinksOfOneLength) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("tb-launch-{}", getpid());
+  fs::create_directories(dir / "a" / "much" / "longer" / "folder");
+  const fs::path short_one = dir / "x", long_one = dir / "a/much/longer/folder/tunebench";
+  for (const auto& p : {short_one, long_one}) {
+    std::ofstream(p) << "#!/bin/sh\n";
+    fs::permissions(p, fs::perms::owner_all);
+  }
+  std::string links_dir;
+  {
+    LaunchPaths links;
+    EXPECT_EQ(links.directory(), "");
+    const std::string a = links.path_for(short_one.string());
+    const std::string b = links.path_for(long_one.string());
+    const std::string relative = fs::relative(long_one).string();
+    EXPECT_EQ(links.path_for(relative), b) << "the same executable, named another way";
+    links_dir = links.directory();
+    EXPECT_NE(links_dir, "");
+    EXPECT_NE(a, b);
+    EXPECT_EQ(a.size(), b.size()) << a << " " << b;
+    EXPECT_TRUE(fs::equivalent(a, short_one));
+    EXPECT_TRUE(fs::equivalent(b, long_one));
+    // One filesystem here: hard links, so /proc/self/exe names the link, of the same length too.
+    EXPECT_FALSE(fs::is_symlink(a));
+    EXPECT_EQ(links.original_of(a), fs::canonical(short_one).string());
+    EXPECT_EQ(links.original_of(b), fs::canonical(long_one).string());
+    EXPECT_EQ(links.original_of("/usr/bin/env"), "/usr/bin/env");
+  }
+  EXPECT_FALSE(fs::exists(links_dir)) << "the links outlived the run";
+  fs::remove_all(dir);
 }
 
 TEST(Spawn, OnlyTheTailOfAChildsStderrIsKept) {

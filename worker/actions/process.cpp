@@ -110,6 +110,14 @@ std::string own_executable() {
   return n > 0 ? std::string(path, size_t(n)) : "";
 }
 
+// The path this process was started by: argv[0], the first string of /proc/self/cmdline.
+std::string launched_as() {
+  std::ifstream in("/proc/self/cmdline");
+  std::string first;
+  std::getline(in, first, '\0');
+  return first;
+}
+
 json environment_evidence() {
   json env = json::object();
   for (const char* name :
@@ -134,6 +142,7 @@ class ProcessHooks : public ArmHooks {
     evidence[knobs::evidence::kNumaPolicy] = numa_policy();
     // Which build ran the trial: what a software A/B (worker_build) compares.
     evidence[knobs::evidence::kExecutable] = own_executable();
+    evidence["launched_as"] = launched_as();  // a software A/B's link (run/launch_paths.h)
     evidence[knobs::evidence::kTorchVersion] = compat::torch_version();
   }
 };

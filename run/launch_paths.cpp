@@ -1,0 +1,71 @@
+#include "run/launch_paths.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace tunebench::orchestrator {
+
+LaunchPaths::~LaunchPaths() {
+  if (dir_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+std::string LaunchPaths::directory() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return dir_;
+}
+
+std::string LaunchPaths::path_for(const std::string& executable) {
+  namespace fs = std::filesystem;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::error_code ec;
+  const std::string real = fs::weakly_canonical(executable, ec).string();
+  if (ec || real.empty() || failed_) return executable;
+  if (const auto it = links_.find(real); it != links_.end()) return it->second;
+  auto give_up = [&](const std::string& why) {
+    failed_ = true;
+    fmt::print(stderr,
+               "tunebench: cannot make the equal-length launch links for a software A/B ({}); "
+               "workers are started by their own paths, whose lengths may bias the A/B\n",
+               why);
+    return executable;
+  };
+  if (links_.size() >= 100) return give_up("more than 100 executables in one run");
+  if (dir_.empty()) {
+    std::string pattern = (fs::temp_directory_path(ec) / "tunebench-exe-XXXXXX").string();
+    if (ec || mkdtemp(pattern.data()) == nullptr) {
+      return give_up("no temporary directory: " + pattern);
+    }
+    dir_ = pattern;
+  }
+  const std::string link = fmt::format("{}/{:02}", dir_, links_.size());
+  fs::create_hard_link(real, link, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::create_symlink(real, link, ec);
+    if (ec) return give_up(link + ": " + ec.message());
+    if (!said_symlink_) {
+      said_symlink_ = true;
+      fmt::print(stderr,
+                 "tunebench: cannot hard-link {} into {} ({}): a software A/B starts it through a "
+                 "symlink of the same length as the other arm's, but its real path's length may "
+                 "still bias the A/B\n",
+                 real, dir_, why);
+    }
+  }
+  links_.emplace(real, link);
+  originals_.emplace(link, real);
+  return link;
+}
+
+std::string LaunchPaths::original_of(const std::string& path) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = originals_.find(path);
+  return it == originals_.end() ? path : it->second;
+}
+
+}  // namespace tunebench::orchestrator

@@ -1,0 +1,46 @@
+#pragma once
+// The paths software A/B workers are started by.
+//
+// The length of the path a program is started by (argv[0] and the kernel's AT_EXECFN, both
+// copied onto its initial stack) moved a tiny GPT training step by 6-9 % on this VM: two
+// byte-identical copies of one worker at /tmp/s2/tb-copy and /tmp/s2/tb-copy2 (15 and 16
+// characters) came out 1.057-1.092x apart in five resident-pair A/A runs, and 0.999-1.012x when
+// both were started through symlinks of equal length; the length of the executable's real path
+// (/proc/self/exe) seemed to count too (docs/software-ab.md). No pairing removes such a bias: it
+// stays with the arm for every process. So every executable a software A/B starts is started
+// through a hard link of one length, DIR/00, DIR/01, ... in a directory of this run's own, which
+// is then also what /proc/self/exe names (a symlink where the directory is on another
+// filesystem, said once on stderr). original_of() turns a link back into the build it stands for.
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace tunebench::orchestrator {
+
+class LaunchPaths {
+ public:
+  LaunchPaths() = default;
+  LaunchPaths(const LaunchPaths&) = delete;
+  LaunchPaths& operator=(const LaunchPaths&) = delete;
+  ~LaunchPaths();  // removes the directory and its links
+
+  // The path to start `executable` by: a hard link to it (or a symlink), the same one for the
+  // same executable, every one of the same length. Where no link can be made (no writable
+  // temporary directory), `executable` itself, said once on stderr.
+  std::string path_for(const std::string& executable);
+
+  // The canonical executable a link made here stands for; any other path as it is.
+  std::string original_of(const std::string& path) const;
+
+  // The directory holding the links; empty before the first link.
+  std::string directory() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::string dir_;
+  std::map<std::string, std::string> links_;      // canonical executable -> link
+  std::map<std::string, std::string> originals_;  // link -> canonical executable
+  bool failed_ = false, said_symlink_ = false;
+};
+
+}  // namespace tunebench::orchestrator
