@@ -20,6 +20,10 @@ in C++). Three phases, into one database:
 Prints a Markdown table of the rates with Clopper-Pearson 95 % intervals and writes every check's
 JSON to --out. Run it on a quiet host: nothing else on the cores.
 
+The study's database and checks live outside the clone by default, in
+${TUNEBENCH_CACHE:-/var/cache/tunebench}/studies/ (a study in results/ was lost with its checkout
+once), so that --extend can grow it across sessions.
+
 --extend grows a study already in --db and --out across sessions: the A/A nights stored there
 stay the history (no new calibration), --nights more are run and each checked against the 5 before
 it, then --checks more injected nights per slowdown; the table counts every check in checks.jsonl.
@@ -28,7 +32,7 @@ a compile (--load-jobs loops of the C++ compiler on a translation unit that incl
 counted apart in the table ("loaded").
 
   .venv/bin/python bench/regression_study.py --nights 16 --calibrate 8 --checks 10 \\
-      --slowdowns 5 3 --db results/regression-study.sqlite --out results/regression-study
+      --slowdowns 5 3
   .venv/bin/python bench/regression_study.py --extend --nights 8 --checks 4 --loaded 0.33
 """
 import argparse
@@ -131,8 +135,9 @@ def two_stage(args, run, baseline, env=None):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tunebench", default="build/debian/tunebench")
-    p.add_argument("--db", default="results/regression-study.sqlite")
-    p.add_argument("--out", default="results/regression-study")
+    studies = os.path.join(os.environ.get("TUNEBENCH_CACHE", "/var/cache/tunebench"), "studies")
+    p.add_argument("--db", default=os.path.join(studies, "regression-study.sqlite"))
+    p.add_argument("--out", default=os.path.join(studies, "regression-study"))
     p.add_argument("--nights", type=int, default=16, help="A/A nights (phase 1)")
     p.add_argument("--calibrate", type=int, default=8, help="of which calibrate the floors")
     p.add_argument("--checks", type=int, default=10, help="injected nights per slowdown")
