@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -44,19 +45,27 @@ std::string LaunchPaths::path_for(const std::string& executable) {
   }
   const std::string link = fmt::format("{}/{:02}", dir_, links_.size());
   fs::create_hard_link(real, link, ec);
+  std::string exe_name = link;  // what /proc/self/exe will name in the worker
   if (ec) {
     const std::string why = ec.message();
     fs::create_symlink(real, link, ec);
     if (ec) return give_up(link + ": " + ec.message());
-    if (!said_symlink_) {
-      said_symlink_ = true;
-      fmt::print(stderr,
-                 "tunebench: cannot hard-link {} into {} ({}): a software A/B starts it through a "
-                 "symlink of the same length as the other arm's, but its real path's length may "
-                 "still bias the A/B\n",
-                 real, dir_, why);
-    }
+    exe_name = real;
+    if (symlink_why_.empty()) symlink_why_ = real + ": " + why;
   }
+  // A symlink leaves /proc/self/exe naming the real path: a bias only where the workers' names
+  // for themselves then differ in length, said then, once.
+  if (!symlink_why_.empty() && !said_symlink_ &&
+      std::any_of(exe_names_.begin(), exe_names_.end(),
+                  [&](const std::string& n) { return n.size() != exe_name.size(); })) {
+    said_symlink_ = true;
+    fmt::print(stderr,
+               "tunebench: cannot hard-link into {} ({}): workers start through symlinks of one "
+               "length, but their executables' real paths differ in length, which may bias a "
+               "software A/B\n",
+               dir_, symlink_why_);
+  }
+  exe_names_.push_back(exe_name);
   links_.emplace(real, link);
   originals_.emplace(link, real);
   return link;

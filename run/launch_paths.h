@@ -7,13 +7,16 @@
 // characters) came out 1.057-1.092x apart in five resident-pair A/A runs, and 0.999-1.012x when
 // both were started through symlinks of equal length; the length of the executable's real path
 // (/proc/self/exe) seemed to count too (docs/software-ab.md). No pairing removes such a bias: it
-// stays with the arm for every process. So every executable a software A/B starts is started
-// through a hard link of one length, DIR/00, DIR/01, ... in a directory of this run's own, which
-// is then also what /proc/self/exe names (a symlink where the directory is on another
-// filesystem, said once on stderr). original_of() turns a link back into the build it stands for.
+// stays with the arm for every process, and a launcher (numactl for numa_bind) would start one
+// arm's worker by its full path and the other's by /proc/self/exe. So every worker a run starts
+// on this host is started through a hard link of one length, DIR/00, DIR/01, ... in a directory
+// of this run's own, which is then also what /proc/self/exe names (a symlink where the directory
+// is on another filesystem, said once on stderr where two executables' real paths differ in
+// length). original_of() turns a link back into the build it stands for.
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace tunebench::orchestrator {
 
@@ -40,6 +43,8 @@ class LaunchPaths {
   std::string dir_;
   std::map<std::string, std::string> links_;      // canonical executable -> link
   std::map<std::string, std::string> originals_;  // link -> canonical executable
+  std::vector<std::string> exe_names_;  // what /proc/self/exe names in each link's workers
+  std::string symlink_why_;             // why the first symlink was not a hard link
   bool failed_ = false, said_symlink_ = false;
 };
 

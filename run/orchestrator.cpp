@@ -364,30 +364,28 @@ std::vector<WorkerOutcome> spawn_all(const std::vector<Command>& commands, doubl
 
 namespace {
 
-// How this run starts workers: the executable (and its real path, for a launcher such as
-// numactl, under which /proc/self/exe would name the launcher), the CPUs and the GPUs here.
+// How this run starts workers: the executable (its real path: under a launcher such as numactl,
+// or through a link, /proc/self/exe would name another program), the CPUs and the GPUs here.
 struct Launch {
-  std::string exe, resolved_exe;
+  std::string resolved_exe;
   std::vector<int> cpus;
   int gpus = 0;
   std::optional<slurm::Allocation> slurm;  // --ranks srun: ranks are job steps of this allocation
-  // Software A/B arms start their executables through links of one length (run/launch_paths.h).
+  // Every worker started here is started through a link of one length (run/launch_paths.h): the
+  // length of the path a program is started by biases its timing, so both arms of every
+  // experiment (a launcher's such as numactl, a software A/B's) start theirs alike.
   std::shared_ptr<LaunchPaths> links = std::make_shared<LaunchPaths>();
-  // `by_path`: started by another program (srun, on whatever node), for which /proc/self/exe
-  // would name that program.
+  // `by_path`: started by another program (srun, on whatever node), for which a link here would
+  // name nothing there.
   Command command(const knobs::ProcessSetup& setup, const std::string& input,
                   bool by_path = false) const {
     std::vector<std::string> argv = setup.launcher;
-    // worker_build names another build's executable (a software A/B), or "self": this run's,
-    // started as the other arm's is, through a link of the same length (the Python worker's
-    // script by its own path: Python finds its modules beside it; on another node, by path).
-    const std::string& named = setup.executable == "self" ? resolved_exe : setup.executable;
+    // worker_build names another build's executable (a software A/B), or "self": this run's.
+    // The Python worker's script goes by its own path: Python finds its modules beside it.
+    const std::string& named =
+        setup.executable.empty() || setup.executable == "self" ? resolved_exe : setup.executable;
     const bool script = std::filesystem::path(named).extension() == ".py";
-    if (!setup.executable.empty()) {
-      argv.push_back(by_path || script ? named : links->path_for(named));
-    } else {
-      argv.push_back(setup.launcher.empty() && !by_path ? exe : resolved_exe);
-    }
+    argv.push_back(by_path || script ? named : links->path_for(named));
     argv.push_back("worker");
     auto env = worker_environment(setup);
     // The Python worker asks this build for the C++ model's tensors (tunebench twin-request).
@@ -508,18 +506,19 @@ class RunLoop {
         run_uuid_(std::move(run_uuid)),
         options_(options),
         tty_(isatty(STDERR_FILENO) && !options.quiet),
-        launch_{options.worker_executable, options.worker_executable, multiproc::allowed_cpus(),
-                gpus, std::nullopt},
+        launch_{options.worker_executable, multiproc::allowed_cpus(), gpus, std::nullopt},
         guard_reference_(std::move(guard_reference)),
         failed_(failed),
         invalid_(invalid),
         sampling_(std::move(sampling)) {
     launch_.slurm = options.allocation;
-    if (launch_.exe == "/proc/self/exe") {
+    if (launch_.resolved_exe == "/proc/self/exe") {
       char path[4096];
       const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
       if (n > 0) launch_.resolved_exe.assign(path, size_t(n));
     }
+    // Linked now, while the file is still this very binary (a rebuild may replace it later).
+    launch_.links->path_for(launch_.resolved_exe);
   }
 
   int execute(const std::vector<TrialSpec>& trials);

@@ -27,8 +27,9 @@ struct RunOptions {
   // Seconds of the whole run after which no paired experiment samples beyond its planned workers
   // (its own budget_s still applies before); 0: no run budget. The planned trials all run.
   double budget_s = 0;
-  // The program that runs `worker`: this binary itself by default. /proc/self/exe in the forked
-  // child stays this very binary even if a rebuild replaces the file during the run.
+  // The program that runs `worker`: this binary itself by default, started through a hard link
+  // made when the run starts (run/launch_paths.h), which stays this very binary even if a
+  // rebuild replaces the file during the run.
   std::string worker_executable = "/proc/self/exe";
   // Start the ranks of ddp_scaling / ddp_no_sync trials as job steps of the Slurm allocation this
   // runs in, across its nodes (run/slurm.h), instead of on this host's cores.

@@ -68,3 +68,20 @@ foreach(text "no_grad" "omp_threads" "ddp_no_sync" "cuda_graphs" "not applicable
   expect("${text}" "${out}" "list")
 endforeach()
 file(REMOVE_RECURSE ${WORK})
+
+# Every worker starts through the run's launch link (run/launch_paths.h), also under a launcher:
+# numa_bind's ON arm runs numactl, which would otherwise start its worker by the build's full path
+# and the OFF arm's by /proc/self/exe, paths of other lengths (a bias of up to 9 % here).
+file(WRITE ${WORK}/numa.json "{
+  \"name\": \"numa-launch\",
+  \"defaults\": {\"processes\": 1, \"warmup\": 1, \"samples\": 2, \"iterations\": 1, \"timeout_s\": 120, \"batch\": 2},
+  \"experiments\": [{\"knob\": \"numa_bind\", \"model\": \"gpt\", \"preset\": \"tiny\", \"mode\": \"infer\"}]
+}
+")
+run_tb(0 out run --suite ${WORK}/numa.json --db ${WORK}/numa.sqlite -q)
+execute_process(COMMAND sqlite3 ${WORK}/numa.sqlite
+  "SELECT COUNT(DISTINCT arm), COUNT(DISTINCT json_extract(evidence, '$.launched_as')), SUM(json_extract(evidence, '$.launched_as') LIKE '%/tunebench-exe-%/00'), SUM(json_extract(evidence, '$.executable') LIKE '%tunebench-exe-%') FROM trials WHERE status = 'ok'"
+  OUTPUT_VARIABLE launched OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT launched STREQUAL "2|1|2|0")
+  message(FATAL_ERROR "numa_bind: expected both arms' workers started by the one launch link, their evidence naming the build (arms|launch paths|through the link|evidence naming the link: 2|1|2|0), got ${launched}")
+endif()
