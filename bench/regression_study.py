@@ -2,38 +2,44 @@
 """The two-stage check's false alarms and detection on this machine (issue #17, item 6).
 
 Real runs, nothing simulated; every figure comes from `tunebench check --format json` (computed
-in C++). Three phases, into one database:
+in C++). Into one database, nights of bench/regression_suite.json:
 
-  1. A/A nights: --nights runs of bench/regression_suite.json with nothing changed (label "aa").
-     The first --calibrate of them calibrate the noise floors (absolute and reference-relative)
-     before the others run.
-  2. A/A checks: every later A/A night is checked in two stages against the A/A nights before it
-     (--baseline last:5): stage 1 flags, stage 2 runs each flag as a paired A/B of a copy of the
-     binary (the "last-good build") against the binary. A regression here is a false alarm.
-  3. Injected checks: --checks nights per slowdown (--slowdowns, per cent), each with one
-     benchmark (experiment x arm) chosen at random made slower in this build only
-     (TUNEBENCH_TEST_SLOWDOWN: the orchestrator passes it to its own workers, not to the
-     last-good build's), checked in two stages against all the A/A nights (--baseline
-     label:aa). Found = that benchmark's final status is "regression"; any other benchmark called a
-     regression is a false alarm too.
+  1. Calibration (a new history only): --calibrate A/A nights (nothing changed, label "aa"), then
+     `tunebench calibrate` on them: the noise floors, absolute and reference-relative.
+  2. Checked nights, --nights A/A ones and --checks injected ones per slowdown (--slowdowns, per
+     cent), in a random order. An injected night has one benchmark (experiment x arm) chosen at
+     random made slower in this build only (TUNEBENCH_TEST_SLOWDOWN: the orchestrator passes it
+     to its own workers, not to the last-good build's). Every night is checked in two stages as
+     it runs, against every A/A night before it (--baseline label:aa): stage 1 flags, stage 2
+     runs each flag as a paired A/B of a copy of the binary (the "last-good build") against the
+     binary. In an A/A night a regression is a false alarm; in an injected night, found = that
+     benchmark's final status is "regression", and any other benchmark called a regression is a
+     false alarm too.
 
 Prints a Markdown table of the rates with Clopper-Pearson 95 % intervals and writes every check's
 JSON to --out. Run it on a quiet host: nothing else on the cores.
 
-The study's database and checks live outside the clone by default, in
-${TUNEBENCH_CACHE:-/var/cache/tunebench}/studies/ (a study in results/ was lost with its checkout
-once), so that --extend can grow it across sessions.
+Where things live. The checks, every one a line of JSON that says its session, host, build and
+baseline, are kept in the repository (--out, default bench/studies/regression-study/checks.jsonl,
+committed after a study): the table pools every session's checks, so the study grows across
+sessions and machines even though nothing outside the clone survives between them (a study kept
+in results/ and then one in /var/cache were both lost that way). The database of nights, the
+history each check compares with, is per host and session: it stays outside the clone
+(--db, default ${TUNEBENCH_CACHE:-/var/cache/tunebench}/studies/regression-study.sqlite), and a
+session without one starts a new history (its own A/A and calibration nights).
 
---extend grows a study already in --db and --out across sessions: the A/A nights stored there
-stay the history (no new calibration), --nights more are run and each checked against the 5 before
-it, then --checks more injected nights per slowdown; the table counts every check in checks.jsonl.
+Without --extend a study starts a new history in --db: --calibrate A/A nights calibrate the floors,
+then --nights more A/A nights and --checks injected nights per slowdown run in a random order, each
+checked as it runs. --extend grows a history already in --db (same session and host): its A/A
+nights stay the history (no new calibration). The table counts every check in checks.jsonl.
 --loaded F runs a fraction F of the checked nights (night and both stages) with the host loaded by
 a compile (--load-jobs loops of the C++ compiler on a translation unit that includes LibTorch),
 counted apart in the table ("loaded").
 
-  .venv/bin/python bench/regression_study.py --nights 16 --calibrate 8 --checks 10 \\
-      --slowdowns 5 3
+  .venv/bin/python bench/regression_study.py --calibrate 8 --nights 24 --checks 10 \\
+      --slowdowns 5 3 --loaded 0.33
   .venv/bin/python bench/regression_study.py --extend --nights 8 --checks 4 --loaded 0.33
+  .venv/bin/python bench/regression_study.py --summarize
 """
 import argparse
 import json
@@ -115,6 +121,38 @@ class CompileLoad:
             p.wait()
 
 
+class Log:
+    """checks.jsonl: each check with what makes it readable without the database (its session,
+    host, build, the labels of its baseline's nights, the A/A nights stored when it ran)."""
+
+    def __init__(self, args):
+        self.args = args
+        self.file = open(os.path.join(args.out, "checks.jsonl"), "a")
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        self.session = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        "commit": commit, "host": host_name(), "budget_s": args.budget,
+                        "threshold_pct": args.threshold}
+
+    def write(self, report):
+        labels = run_labels(self.args)
+        report["session"] = self.session
+        report["baseline_labels"] = [labels.get(u, "?") for u in report.get("baseline", [])]
+        report["aa_nights_stored"] = len(stored_aa_nights(self.args))
+        self.file.write(json.dumps(report) + "\n")
+        self.file.flush()
+
+
+def host_name():
+    """The CPU, as the study tells its histories apart (check compares only runs of one host)."""
+    fields = {}
+    for line in open("/proc/cpuinfo"):
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return (f"{fields.get('model name', '?')} family {fields.get('cpu family', '?')} "
+            f"model {fields.get('model', '?')}, {os.cpu_count()} CPUs")
+
+
 def night(args, label, env=None):
     tb(args, "run", "--suite", SUITE, "--db", args.db, "--label", label, "-q", env=env)
     out = subprocess.run(["sqlite3", args.db, "SELECT uuid FROM runs WHERE suite_name = "
@@ -136,13 +174,17 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tunebench", default="build/debian/tunebench")
     studies = os.path.join(os.environ.get("TUNEBENCH_CACHE", "/var/cache/tunebench"), "studies")
-    p.add_argument("--db", default=os.path.join(studies, "regression-study.sqlite"))
-    p.add_argument("--out", default=os.path.join(studies, "regression-study"))
-    p.add_argument("--nights", type=int, default=16, help="A/A nights (phase 1)")
-    p.add_argument("--calibrate", type=int, default=8, help="of which calibrate the floors")
+    p.add_argument("--db", default=os.path.join(studies, "regression-study.sqlite"),
+                   help="the nights: this host's history (outside the clone)")
+    p.add_argument("--out", default="bench/studies/regression-study",
+                   help="folder of checks.jsonl, every session's checks (commit it)")
+    p.add_argument("--nights", type=int, default=24, help="A/A nights checked")
+    p.add_argument("--calibrate", type=int, default=8,
+                   help="A/A nights that calibrate the floors first (a new history only)")
     p.add_argument("--checks", type=int, default=10, help="injected nights per slowdown")
     p.add_argument("--slowdowns", type=int, nargs="*", default=[5, 3], help="per cent")
-    p.add_argument("--budget", type=float, default=90, help="stage 2 seconds per flag")
+    p.add_argument("--budget", type=float, default=240,
+                   help="stage 2 seconds per flag (240: ci/nightly.sh's --confirm-budget)")
     p.add_argument("--threshold", type=float, default=5, help="per cent")
     p.add_argument("--seed", type=int, default=17)
     p.add_argument("--extend", action="store_true",
@@ -157,54 +199,28 @@ def main():
         summarize(args, read_rows(args))
         return
     os.makedirs(args.out, exist_ok=True)
-    args.last_good = os.path.join(args.out, "last-good-tunebench")
+    os.makedirs(os.path.dirname(os.path.abspath(args.db)), exist_ok=True)
+    args.last_good = os.path.join(os.path.dirname(os.path.abspath(args.db)), "last-good-tunebench")
     shutil.copy2(args.tunebench, args.last_good)
-    log = open(os.path.join(args.out, "checks.jsonl"), "a")
+    log = Log(args)
     started = time.time()
 
     def say(text):
         print(f"[{time.time() - started:6.0f}s] {text}", flush=True)
 
-    if args.extend:
-        extend(args, log, say)
-        summarize(args, read_rows(args))
-        return
-    rng = random.Random(args.seed)
-
-    # Phase 1: --calibrate A/A nights calibrate the floors; the rest are checked (phase 2).
-    aa = []
-    for i in range(args.nights):
-        aa.append(night(args, "aa"))
-        say(f"A/A night {i + 1}/{args.nights}: {aa[-1][:8]}")
-        if i + 1 == args.calibrate:
-            floors = tb(args, "calibrate", "--db", args.db, "--from", f"last:{args.calibrate}")
-            say("calibrated:\n" + floors.stdout)
-
-    rows = {"aa": [], **{s: [] for s in args.slowdowns}}
-    # Phase 2: each A/A night after the calibrating ones, against the 5 A/A nights before it.
-    for run in aa[max(args.calibrate, 5):]:
-        report = two_stage(args, run, "last:5")
-        report["phase"] = "aa"
-        log.write(json.dumps(report) + "\n")
-        rows["aa"].append(report)
-        say(f"A/A check {run[:8]}: exit {report['exit']}, "
-            f"flagged {sum(b['flagged'] for b in report['benchmarks'])}")
-    # Phase 3: injected slowdowns, one benchmark at a time, against the A/A nights.
-    names = [(b["experiment"], b["arm"]) for b in rows["aa"][0]["benchmarks"]] if rows["aa"] else []
-    for pct in args.slowdowns:
-        for k in range(args.checks):
-            experiment, arm = rng.choice(names)
-            env = dict(os.environ, TUNEBENCH_TEST_SLOWDOWN=f"{experiment}/{arm}={pct}")
-            run = night(args, f"slow{pct}", env=env)
-            report = two_stage(args, run, "label:aa", env=env)
-            report.update(phase=f"slow{pct}", injected=[experiment, arm])
-            log.write(json.dumps(report) + "\n")
-            log.flush()
-            rows[pct].append(report)
-            found = [b for b in report["benchmarks"]
-                     if (b["experiment"], b["arm"]) == (experiment, arm)]
-            say(f"{pct} % into {experiment} {arm}: {found[0]['status'] if found else '?'}")
-    summarize(args, rows)
+    # A new history (no A/A nights stored for this host): --calibrate nights calibrate the floors
+    # first; then every night is checked as it runs.
+    stored = stored_aa_nights(args) if os.path.exists(args.db) else []
+    if args.extend and len(stored) < 5:
+        sys.exit(f"--extend: {args.db} has {len(stored)} A/A nights; run the study without "
+                 "--extend first")
+    if not args.extend:
+        for i in range(args.calibrate):
+            say(f"calibration night {i + 1}/{args.calibrate}: {night(args, 'aa')[:8]}")
+        floors = tb(args, "calibrate", "--db", args.db, "--from", f"last:{args.calibrate}")
+        say("calibrated:\n" + floors.stdout)
+    extend(args, log, say)
+    summarize(args, read_rows(args))
 
 
 def stored_aa_nights(args):
@@ -216,22 +232,23 @@ def stored_aa_nights(args):
 
 
 def extend(args, log, say):
-    """More A/A nights, each checked against the 5 before it, then more injected nights against
-    every A/A night; a fraction --loaded of them with the host loaded by a compile."""
+    """--nights A/A nights and --checks injected nights per slowdown in a random order, each
+    checked against every A/A night before it (the same rule for both); a
+    fraction --loaded of them with the host loaded by a compile."""
     aa = stored_aa_nights(args)
     if len(aa) < 5:
         sys.exit(f"--extend: {args.db} has {len(aa)} A/A nights; run the study without --extend first")
     done = sum(1 for _ in open(os.path.join(args.out, "checks.jsonl")))
     rng = random.Random(args.seed + done)  # a new draw for every extension
-    say(f"extending: {len(aa)} A/A nights and {done} checks stored")
-    names = None
-    for line in open(os.path.join(args.out, "checks.jsonl")):
-        r = json.loads(line)
-        if r["phase"].startswith("aa"):
-            names = [(b["experiment"], b["arm"]) for b in r["benchmarks"]]
-            break
+    say(f"{len(aa)} A/A nights in this history, {done} checks stored")
+    out = subprocess.run(["sqlite3", "-separator", " ", args.db, "SELECT DISTINCT experiment, arm "
+                          f"FROM trials WHERE run_uuid = '{aa[-1]}' ORDER BY experiment, arm"],
+                         capture_output=True, text=True, check=True)
+    names = [tuple(line.split(" ", 1)) for line in out.stdout.splitlines()]
+    # A/A and injected nights in a random order, so that a slow phase of the VM falls on both.
     planned = [("aa", 0)] * args.nights + [
         (f"slow{pct}", pct) for pct in args.slowdowns for _ in range(args.checks)]
+    rng.shuffle(planned)
     loaded = set(rng.sample(range(len(planned)), round(args.loaded * len(planned))))
     for i, (phase, pct) in enumerate(planned):
         env = None
@@ -249,13 +266,12 @@ def extend(args, log, say):
                 report["injected"] = [experiment, arm]
             else:
                 run = night(args, "aa")
-                report = two_stage(args, run, "last:5")
+                report = two_stage(args, run, "label:aa")
         finally:
             if load:
                 load.__exit__()
         report["phase"] = tag
-        log.write(json.dumps(report) + "\n")
-        log.flush()
+        log.write(report)
         if pct:
             found = [b for b in report["benchmarks"] if [b["experiment"], b["arm"]] == report["injected"]]
             say(f"{tag}: {pct} % into {experiment} {arm}: {found[0]['status'] if found else '?'}")
@@ -287,13 +303,29 @@ def run_labels(args):
 
 
 def summarize(args, rows):
-    aa_nights = stored_aa_nights(args) if os.path.exists(args.db) else []
-    print(f"\n{len(aa_nights)} A/A nights stored; checks in {args.out}/checks.jsonl")
+    print(f"\nchecks in {args.out}/checks.jsonl, by session:\n")
+    print("| session (UTC) | build | host | stage 2 budget | A/A nights | checks |\n|---|---|---|---|---|---|")
+    sessions = {}
+    for r in (r for rs in rows.values() for r in rs):
+        s = r.get("session", {"started": "before sessions were recorded"})
+        key = s["started"]
+        entry = sessions.setdefault(key, [s, 0, 0])
+        entry[1] = max(entry[1], r.get("aa_nights_stored", 0))
+        entry[2] += 1
+    for key in sorted(sessions):
+        s, nights, n = sessions[key]
+        print(f"| {key} | {s.get('commit', '?')} | {s.get('host', '?')} | "
+              f"{s.get('budget_s', '?')} s | {nights or '?'} | {n} |")
     # An A/A check is one only if its baseline window held A/A nights alone: the first checks of an
-    # extension look back over the injected nights of the session before.
+    # extension look back over the injected nights of the session before. Checks say their
+    # baseline's labels; older ones are looked up in the database.
     labels = run_labels(args) if os.path.exists(args.db) else {}
+
+    def window_labels(r):
+        return r.get("baseline_labels") or [labels.get(u, "aa") for u in r.get("baseline", [])]
+
     for key in [k for k in rows if str(k).startswith("aa")]:
-        clean = [r for r in rows[key] if all(labels.get(u, "aa") == "aa" for u in r.get("baseline", []))]
+        clean = [r for r in rows[key] if all(l == "aa" for l in window_labels(r))]
         if len(clean) < len(rows[key]):
             print(f"{key}: {len(rows[key]) - len(clean)} check(s) left out, their baseline held "
                   f"injected nights")
