@@ -12,6 +12,7 @@
 #include "analysis/effects.h"
 #include "app/commands.h"
 #include "knobs/cuda.h"
+#include "plan/suite.h"
 #include "run/orchestrator.h"
 
 namespace tunebench::cli {
@@ -45,6 +46,9 @@ json ab_experiment(const storage::Database::StoredTrial& t, const std::string& l
             {"design", "auto"},
             {"workers", options.workers},
             {"budget_s", options.budget_s},
+            // Its budget or its target stops it, not a count of workers: the default 32 pairs of
+            // a tiny benchmark took ~60 s, so a 240-s budget never came into play.
+            {"max_workers", suite::kMostWorkers},
             {"target_pct", 100 * detect::confirm_target(report.threshold)}};
   if (t.spec.pairing.paired()) {
     x["blocks"] = t.spec.pairing.blocks;

@@ -169,7 +169,7 @@ void parse_shared(const Context& ctx, const json& merged, const std::string& whe
                          "got \"{}\"",
                          x.design));
   }
-  x.workers = number<int>(ctx, merged, where, "workers", 4, 1, 1000);
+  x.workers = number<int>(ctx, merged, where, "workers", 4, 1, kMostWorkers);
   x.blocks = number<int>(ctx, merged, where, "blocks", 16, 2, 100000);
   if (x.blocks % 2 != 0) {
     ctx.fail(
@@ -180,7 +180,8 @@ void parse_shared(const Context& ctx, const json& merged, const std::string& whe
   x.block_samples = number<int>(ctx, merged, where, "block_samples", 4, 2, 100000);
   x.budget_s = number<double>(ctx, merged, where, "budget_s", 60, 0, 7 * 24 * 3600);
   x.target = number<double>(ctx, merged, where, "target_pct", 2, 0.1, 50) / 100;
-  x.max_workers = number<int>(ctx, merged, where, "max_workers", std::max(32, x.workers), 1, 1000);
+  x.max_workers =
+      number<int>(ctx, merged, where, "max_workers", std::max(32, x.workers), 1, kMostWorkers);
   if (x.max_workers < x.workers) {
     ctx.fail(where + "/max_workers",
              fmt::format("must be at least workers ({}), got {}", x.workers, x.max_workers));

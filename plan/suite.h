@@ -53,6 +53,9 @@ struct Arm {
   nlohmann::json settings = nlohmann::json::object();  // knob id -> value (arm's own only)
 };
 
+// The most workers an experiment may ask for (`workers`, `max_workers`).
+inline constexpr int kMostWorkers = 1000;
+
 struct Experiment {
   std::string name;
   std::string knob;                  // catalog id, "factorial", or "aa" (an A/A control)
@@ -92,7 +95,7 @@ struct Experiment {
   // all, or it has `max_workers` (at least `workers`; default the larger of 32 and workers).
   // budget_s 0: the planned workers only. The rule looks at the width only (settled()).
   double budget_s = 60;
-  int max_workers = 32;
+  int max_workers = 32;  // at most kMostWorkers
   // paired: the half-width sampling on aims for, as a fraction (the "target_pct" field, a
   // percentage from 0.1 to 50; default 2: ±2 %). `tunebench check`'s confirmation sets it so that
   // a settled interval always decides its question (analysis/detect.h, confirm_target).

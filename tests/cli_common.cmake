@@ -1,6 +1,7 @@
 # Helpers shared by the command-line tests (cmake -P scripts).
 # run_tb(RC OUT args…): runs tunebench with args in ${TB_CWD}, fails unless it exits RC, and puts
 # stdout and stderr together into OUT. expect(TEXT HAYSTACK WHAT): fails unless TEXT is in it.
+# expect_sql(DB QUERY WANTED WHY): fails with WHY unless sqlite3 prints WANTED for QUERY on DB.
 function(run_tb expected_rc out_var)
   execute_process(COMMAND ${TUNEBENCH} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
                   WORKING_DIRECTORY ${TB_CWD})
@@ -14,5 +15,12 @@ function(expect text haystack what)
   string(FIND "${haystack}" "${text}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "${what}: output lacks '${text}'\n${haystack}")
+  endif()
+endfunction()
+
+function(expect_sql db query wanted why)
+  execute_process(COMMAND sqlite3 ${db} "${query}" OUTPUT_VARIABLE got OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT got STREQUAL "${wanted}")
+    message(FATAL_ERROR "${why}: expected ${wanted}, got '${got}'")
   endif()
 endfunction()

@@ -37,6 +37,11 @@ expect("REGRESSION: confirmed by a paired A/B against the last-good build" "${ou
 expect("A/B no_grad.gpt-tiny-infer on: this build / last-good" "${out}" "the A/B line")
 run_tb(0 out show --db ${db} latest)
 expect("suite confirm" "${out}" "the A/B run is stored")
+# Stage 2 samples on until its target or its budget, not until a count of workers: the suite's
+# default of 32 worker pairs stopped every A/B of the regression study at ~60 s of its 240.
+expect_sql(${db}
+  "SELECT DISTINCT json_extract(value, '$.max_workers') FROM runs, json_each(json_extract(suite_json, '$.suite.experiments')) WHERE suite_name = 'confirm'"
+  "1000" "stage 2's A/B should be stopped by its budget or target, not by max_workers")
 execute_process(COMMAND sqlite3 ${db}
                 "SELECT uuid FROM runs WHERE label = 'nightly' ORDER BY started_at DESC, rowid DESC LIMIT 1"
                 OUTPUT_VARIABLE night OUTPUT_STRIP_TRAILING_WHITESPACE)

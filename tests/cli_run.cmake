@@ -79,9 +79,6 @@ file(WRITE ${WORK}/numa.json "{
 }
 ")
 run_tb(0 out run --suite ${WORK}/numa.json --db ${WORK}/numa.sqlite -q)
-execute_process(COMMAND sqlite3 ${WORK}/numa.sqlite
+expect_sql(${WORK}/numa.sqlite
   "SELECT COUNT(DISTINCT arm), COUNT(DISTINCT json_extract(evidence, '$.launched_as')), SUM(json_extract(evidence, '$.launched_as') LIKE '%/tunebench-exe-%/00'), SUM(json_extract(evidence, '$.executable') LIKE '%tunebench-exe-%') FROM trials WHERE status = 'ok'"
-  OUTPUT_VARIABLE launched OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT launched STREQUAL "2|1|2|0")
-  message(FATAL_ERROR "numa_bind: expected both arms' workers started by the one launch link, their evidence naming the build (arms|launch paths|through the link|evidence naming the link: 2|1|2|0), got ${launched}")
-endif()
+  "2|1|2|0" "numa_bind: both arms' workers should start by the one launch link, their evidence naming the build (arms|launch paths|through the link|evidence naming the link)")
