@@ -189,11 +189,16 @@ def main():
     p.add_argument("--seed", type=int, default=17)
     p.add_argument("--extend", action="store_true",
                    help="grow the study in --db/--out: its A/A nights are the history")
+    p.add_argument("--recalibrate", action="store_true",
+                   help="with --extend: calibrate the floors again on every A/A night stored")
     p.add_argument("--loaded", type=float, default=0.0,
                    help="fraction of checked nights run with the host loaded by a compile")
     p.add_argument("--load-jobs", type=int, default=1, help="compiler loops when loaded")
     p.add_argument("--summarize", action="store_true",
                    help="only print the table from --out's checks.jsonl")
+    p.add_argument("--since", default="",
+                   help="with --summarize: only sessions started at or after this UTC time "
+                        "(ISO, e.g. 2026-12-02T19:00)")
     args = p.parse_args()
     if args.summarize:
         summarize(args, read_rows(args))
@@ -214,6 +219,9 @@ def main():
     if args.extend and len(stored) < 5:
         sys.exit(f"--extend: {args.db} has {len(stored)} A/A nights; run the study without "
                  "--extend first")
+    if args.extend and args.recalibrate:
+        floors = tb(args, "calibrate", "--db", args.db, "--from", "label:aa")
+        say(f"recalibrated on the {len(stored)} A/A nights stored:\n" + floors.stdout)
     if not args.extend:
         for i in range(args.calibrate):
             say(f"calibration night {i + 1}/{args.calibrate}: {night(args, 'aa')[:8]}")
@@ -287,6 +295,8 @@ def read_rows(args):
     rows = {"aa": [], **{s: [] for s in args.slowdowns}}
     for line in open(os.path.join(args.out, "checks.jsonl")):
         r = json.loads(line)
+        if r.get("session", {}).get("started", "") < getattr(args, "since", ""):
+            continue
         phase = r["phase"]
         base = phase.removesuffix("-loaded")
         key = "aa" if base == "aa" else int(base[4:])
@@ -366,6 +376,16 @@ def summarize_group(args, rows, prefix, slowdowns):
         print(f"| {pct} % injected: confirmed as regression | {rate(hit, len(rs))} |")
         print(f"| {pct} % injected: flagged by stage 1 | {rate(flag, len(rs))} |")
         print(f"| {pct} % nights: other benchmarks called regressions | {rate(other_false, others)} |")
+    # Stage 2's A/Bs of every check of this group: how far they got.
+    abs_ = [b["confirmation"] for rs in rows.values() for r in rs for b in r["benchmarks"]
+            if b.get("flagged") and b.get("confirmation", {}).get("half_width")]
+    if abs_:
+        widths = sorted(100 * c["half_width"] for c in abs_)
+        workers = sorted(c["workers"] for c in abs_)
+        print(f"| stage 2's A/Bs: half-width (min / median / max), resident process pairs "
+              f"(median, max) | ±{widths[0]:.1f} / ±{widths[len(widths) // 2]:.1f} / "
+              f"±{widths[-1]:.1f} %, {workers[len(workers) // 2]} and {workers[-1]} pairs, "
+              f"{len(abs_)} A/Bs |")
     bases = {}
     for r in aa:
         for b in r["benchmarks"]:
