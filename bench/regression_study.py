@@ -377,7 +377,8 @@ def summarize_group(args, rows, prefix, slowdowns):
         print(f"| {pct} % injected: flagged by stage 1 | {rate(flag, len(rs))} |")
         print(f"| {pct} % nights: other benchmarks called regressions | {rate(other_false, others)} |")
     # Stage 2's A/Bs of every check of this group: how far they got.
-    abs_ = [b["confirmation"] for rs in rows.values() for r in rs for b in r["benchmarks"]
+    abs_ = [b["confirmation"] for key in ["aa", *slowdowns] for r in rows.get(key, [])
+            for b in r["benchmarks"]
             if b.get("flagged") and b.get("confirmation", {}).get("half_width")]
     if abs_:
         widths = sorted(100 * c["half_width"] for c in abs_)
