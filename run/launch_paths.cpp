@@ -9,6 +9,12 @@
 
 namespace tunebench::orchestrator {
 
+namespace {
+constexpr int kMostNames = 1000000;  // names of six digits: every one of one length
+}  // namespace
+
+std::string LaunchPaths::next_name() { return fmt::format("{}/{:06}", dir_, names_++); }
+
 LaunchPaths::~LaunchPaths() {
   if (dir_.empty()) return;
   std::error_code ec;
@@ -35,7 +41,7 @@ std::string LaunchPaths::path_for(const std::string& executable) {
                why);
     return executable;
   };
-  if (links_.size() >= 100) return give_up("more than 100 executables in one run");
+  if (names_ >= kMostNames) return give_up("more than a million workers in one run");
   if (dir_.empty()) {
     std::string pattern = (fs::temp_directory_path(ec) / "tunebench-exe-XXXXXX").string();
     if (ec || mkdtemp(pattern.data()) == nullptr) {
@@ -43,7 +49,7 @@ std::string LaunchPaths::path_for(const std::string& executable) {
     }
     dir_ = pattern;
   }
-  const std::string link = fmt::format("{}/{:02}", dir_, links_.size());
+  const std::string link = next_name();
   fs::create_hard_link(real, link, ec);
   std::string exe_name = link;  // what /proc/self/exe will name in the worker
   if (ec) {
@@ -69,6 +75,40 @@ std::string LaunchPaths::path_for(const std::string& executable) {
   links_.emplace(real, link);
   originals_.emplace(link, real);
   return link;
+}
+
+std::string LaunchPaths::fresh_copy(const std::string& executable) {
+  namespace fs = std::filesystem;
+  const std::string link = path_for(executable);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!originals_.count(link) || names_ >= kMostNames) return link;  // no link: its own path
+  const std::string copy = next_name();
+  std::error_code ec;
+  // From the link, not the build's path: the file this run linked, even after a rebuild.
+  fs::copy_file(link, copy, ec);
+  if (!ec) fs::permissions(copy, fs::status(link, ec).permissions(), ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(copy, ec);
+    if (!said_copy_) {
+      said_copy_ = true;
+      fmt::print(stderr,
+                 "tunebench: cannot copy {} for a worker of a software A/B ({}); its workers "
+                 "share one file, whose own offset may bias the A/B\n",
+                 link, why);
+    }
+    return link;
+  }
+  originals_.emplace(copy, originals_.at(link));
+  copies_.insert(copy);
+  return copy;
+}
+
+void LaunchPaths::remove_copy(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (copies_.erase(path) == 0) return;
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
 }
 
 std::string LaunchPaths::original_of(const std::string& path) const {

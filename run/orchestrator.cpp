@@ -375,17 +375,22 @@ struct Launch {
   // length of the path a program is started by biases its timing, so both arms of every
   // experiment (a launcher's such as numactl, a software A/B's) start theirs alike.
   std::shared_ptr<LaunchPaths> links = std::make_shared<LaunchPaths>();
+  // worker_build names another build's executable (a software A/B), or "self": this run's.
+  const std::string& executable(const knobs::ProcessSetup& setup) const {
+    return setup.executable.empty() || setup.executable == "self" ? resolved_exe : setup.executable;
+  }
   // `by_path`: started by another program (srun, on whatever node), for which a link here would
-  // name nothing there.
-  Command command(const knobs::ProcessSetup& setup, const std::string& input,
-                  bool by_path = false) const {
+  // name nothing there. `fresh`: from a copy of its own (LaunchPaths::fresh_copy), for a pair
+  // whose arms run two executables; its caller removes it (the path follows the launcher's argv).
+  Command command(const knobs::ProcessSetup& setup, const std::string& input, bool by_path = false,
+                  bool fresh = false) const {
     std::vector<std::string> argv = setup.launcher;
-    // worker_build names another build's executable (a software A/B), or "self": this run's.
+    const std::string& named = executable(setup);
     // The Python worker's script goes by its own path: Python finds its modules beside it.
-    const std::string& named =
-        setup.executable.empty() || setup.executable == "self" ? resolved_exe : setup.executable;
     const bool script = std::filesystem::path(named).extension() == ".py";
-    argv.push_back(by_path || script ? named : links->path_for(named));
+    argv.push_back(by_path || script ? named
+                   : fresh           ? links->fresh_copy(named)
+                                     : links->path_for(named));
     argv.push_back("worker");
     auto env = worker_environment(setup);
     // The Python worker asks this build for the C++ model's tensors (tunebench twin-request).
@@ -460,18 +465,30 @@ std::vector<TrialResult> run_pair(const TrialSpec& off, const TrialSpec& on, con
 
 // A resident pair: each arm in a worker process of its own, with its own process setup, both kept
 // alive and alternating blocks (run/resident.h). Each arm is checked against its own settings.
+// Where the arms run two executables (a software A/B), each worker starts from a fresh copy of
+// its build (run/launch_paths.h: a file's own offset would otherwise stay with its arm), removed
+// once the pair is over.
 std::vector<TrialResult> run_resident(const TrialSpec& off, const TrialSpec& on,
                                       const Launch& launch, bool& interrupted) {
-  std::vector<TrialResult> results = run_resident_pair(
-      off, on, launch.command(knobs::process_setup(off.settings), resident_request(off, false)),
-      launch.command(knobs::process_setup(on.settings), resident_request(on, true)),
-      &g_interrupted);
-  if (results.empty()) {
-    interrupted = true;
-    return {};
+  const knobs::ProcessSetup off_setup = knobs::process_setup(off.settings),
+                            on_setup = knobs::process_setup(on.settings);
+  namespace fs = std::filesystem;
+  std::error_code ec_off, ec_on;
+  const bool two_builds = fs::weakly_canonical(launch.executable(off_setup), ec_off) !=
+                          fs::weakly_canonical(launch.executable(on_setup), ec_on);
+  const Command off_command =
+      launch.command(off_setup, resident_request(off, false), false, two_builds);
+  const Command on_command =
+      launch.command(on_setup, resident_request(on, true), false, two_builds);
+  std::vector<TrialResult> results =
+      run_resident_pair(off, on, off_command, on_command, &g_interrupted);
+  if (!results.empty()) {
+    check_evidence(off, off.mode, results[0], *launch.links);
+    check_evidence(on, on.mode, results[1], *launch.links);
   }
-  check_evidence(off, off.mode, results[0], *launch.links);
-  check_evidence(on, on.mode, results[1], *launch.links);
+  launch.links->remove_copy(off_command.argv.at(off_setup.launcher.size()));
+  launch.links->remove_copy(on_command.argv.at(on_setup.launcher.size()));
+  if (results.empty()) interrupted = true;
   return results;
 }
 

@@ -80,5 +80,5 @@ file(WRITE ${WORK}/numa.json "{
 ")
 run_tb(0 out run --suite ${WORK}/numa.json --db ${WORK}/numa.sqlite -q)
 expect_sql(${WORK}/numa.sqlite
-  "SELECT COUNT(DISTINCT arm), COUNT(DISTINCT json_extract(evidence, '$.launched_as')), SUM(json_extract(evidence, '$.launched_as') LIKE '%/tunebench-exe-%/00'), SUM(json_extract(evidence, '$.executable') LIKE '%tunebench-exe-%') FROM trials WHERE status = 'ok'"
+  "SELECT COUNT(DISTINCT arm), COUNT(DISTINCT json_extract(evidence, '$.launched_as')), SUM(json_extract(evidence, '$.launched_as') LIKE '%/tunebench-exe-%/000000'), SUM(json_extract(evidence, '$.executable') LIKE '%tunebench-exe-%') FROM trials WHERE status = 'ok'"
   "2|1|2|0" "numa_bind: both arms' workers should start by the one launch link, their evidence naming the build (arms|launch paths|through the link|evidence naming the link)")

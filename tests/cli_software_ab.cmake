@@ -45,11 +45,18 @@ execute_process(COMMAND sqlite3 ${db}
 if(NOT ok EQUAL 6)
   message(FATAL_ERROR "expected 6 ok paired trials (3 resident pairs), got ${ok}")
 endif()
-# Both arms were started through links of one length (run/launch_paths.h), not by their own
-# paths, and their evidence names the builds themselves (checked above: two builds).
+# Every worker was started from a copy of its own build (run/launch_paths.h: fresh_copy), every
+# copy's name of one length, and their evidence names the builds themselves (checked above: two
+# builds); the copies went with their pairs, the run's folder of links with the run.
 execute_process(COMMAND sqlite3 ${db}
   "SELECT COUNT(DISTINCT length(json_extract(evidence, '$.launched_as'))), COUNT(DISTINCT json_extract(evidence, '$.launched_as')), SUM(json_extract(evidence, '$.launched_as') = json_extract(evidence, '$.executable') OR json_extract(evidence, '$.executable') LIKE '%tunebench-exe-%') FROM trials"
   OUTPUT_VARIABLE launched OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT launched STREQUAL "1|2|0")
-  message(FATAL_ERROR "expected both arms started by two links of one length (lengths|paths|started by its own path or naming the link as its build: 1|2|0), got ${launched}")
+if(NOT launched STREQUAL "1|6|0")
+  message(FATAL_ERROR "expected the 6 workers started from 6 copies, names of one length (lengths|paths|started by its own path or naming the copy as its build: 1|6|0), got ${launched}")
+endif()
+execute_process(COMMAND sqlite3 ${db}
+  "SELECT DISTINCT rtrim(json_extract(evidence, '$.launched_as'), '0123456789') FROM trials"
+  OUTPUT_VARIABLE folder OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(folder STREQUAL "" OR EXISTS ${folder})
+  message(FATAL_ERROR "the launch folder '${folder}' outlived the run")
 endif()

@@ -110,6 +110,43 @@ TEST(Spawn, SoftwareABExecutablesAreStartedByLinksOfOneLength) {
   fs::remove_all(dir);
 }
 
+// Where two arms run two executables, each worker starts from a fresh copy of its build (a
+// file's own offset stayed with its arm: run/launch_paths.h): a new file with the build's bytes
+// and mode, a name of the links' length, standing for the build, gone once removed.
+TEST(Spawn, AFreshCopyIsANewFileOfTheBuildUnderANameOfTheLinksLength) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("tb-copy-{}", getpid());
+  fs::create_directories(dir);
+  const fs::path build = dir / "tunebench";
+  std::ofstream(build) << "#!/bin/sh\necho hi\n";
+  fs::permissions(build, fs::perms::owner_all);
+  LaunchPaths links;
+  const std::string link = links.path_for(build.string());
+  const std::string a = links.fresh_copy(build.string()), b = links.fresh_copy(build.string());
+  for (const auto& copy : {a, b}) {
+    EXPECT_NE(copy, link);
+    EXPECT_EQ(copy.size(), link.size()) << copy << " " << link;
+    EXPECT_FALSE(fs::equivalent(copy, build)) << "a copy, not another link";
+    EXPECT_EQ(fs::status(copy).permissions(), fs::perms::owner_all);
+    std::ifstream in(copy);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "#!/bin/sh\necho hi\n");
+    EXPECT_EQ(links.original_of(copy), fs::canonical(build).string());
+  }
+  EXPECT_NE(a, b);
+  // The build rebuilt after the run linked it: copies are still of the file the run linked.
+  fs::remove(build);
+  std::ofstream(build) << "rebuilt";
+  const std::string c = links.fresh_copy(build.string());
+  std::ifstream in(c);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "#!/bin/sh\necho hi\n");
+  links.remove_copy(a);
+  EXPECT_FALSE(fs::exists(a));
+  EXPECT_TRUE(fs::exists(b));
+  links.remove_copy(link);  // not a copy: stays
+  EXPECT_TRUE(fs::exists(link));
+  fs::remove_all(dir);
+}
+
 TEST(Spawn, OnlyTheTailOfAChildsStderrIsKept) {
   std::string kept;
   const std::string chunk(1000, 'x');
