@@ -147,6 +147,45 @@ TEST(Spawn, AFreshCopyIsANewFileOfTheBuildUnderANameOfTheLinksLength) {
   fs::remove_all(dir);
 }
 
+// A run killed with SIGKILL leaves its launch folder (no destructor ran): the next run removes
+// those whose pid is gone, and nothing of a live run or of anything else.
+TEST(Spawn, ALaunchFolderOfAKilledRunIsRemovedByTheNext) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("tb-stale-{}", getpid());
+  fs::create_directories(dir);
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);  // a pid no process has now
+  const fs::path dead = dir / fmt::format("tunebench-exe-{:07}-aaaaaa", child);
+  const fs::path alive = dir / fmt::format("tunebench-exe-{:07}-bbbbbb", getpid());
+  const fs::path other = dir / "tunebench-exe-cccccc";
+  for (const auto& d : {dead, alive, other}) {
+    fs::create_directories(d);
+    std::ofstream(d / "000000") << "x";
+  }
+  const fs::path build = dir / "tunebench";
+  std::ofstream(build) << "#!/bin/sh\n";
+  fs::permissions(build, fs::perms::owner_all);
+  const char* before = std::getenv("TMPDIR");
+  const std::string kept = before ? before : "";
+  setenv("TMPDIR", dir.c_str(), 1);
+  {
+    LaunchPaths links;
+    const std::string link = links.path_for(build.string());
+    EXPECT_EQ(fs::path(link).parent_path().parent_path(), dir);
+    EXPECT_EQ(fs::path(link).parent_path().filename().string().size(), 28u) << link;
+    EXPECT_FALSE(fs::exists(dead)) << "the killed run's folder";
+    EXPECT_TRUE(fs::exists(alive)) << "a live run's folder";
+    EXPECT_TRUE(fs::exists(other)) << "not a launch folder of this form";
+  }
+  if (before) {
+    setenv("TMPDIR", kept.c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Spawn, OnlyTheTailOfAChildsStderrIsKept) {
   std::string kept;
   const std::string chunk(1000, 'x');
