@@ -27,6 +27,23 @@ std::string stack_fingerprint(json software) {
   return fingerprint(software);
 }
 
+}  // namespace
+
+bool same_stack(const json& a, const json& b) {
+  return stack_fingerprint(a) == stack_fingerprint(b);
+}
+
+std::string resolve_checked_run(const storage::Database& db, const std::string& what) {
+  if (what != "latest") return storage::resolve_run(db, what);
+  const auto uuids = db.run_uuids();
+  for (auto it = uuids.rbegin(); it != uuids.rend(); ++it) {
+    if (db.run(*it).record.suite_name != kConfirmSuite) return *it;
+  }
+  throw storage::StorageError(fmt::format("{} has no runs yet (besides stage-2 A/Bs)", db.path()));
+}
+
+namespace {
+
 bool finished(const storage::Database::StoredRun& run) {
   return run.status == "completed" || run.status == "completed with failures";
 }
@@ -250,7 +267,7 @@ Report check(const storage::Database& db, const Options& options) {
     throw std::invalid_argument("--false-alarm must be a percentage above 0 and below 50");
   }
   Report report;
-  report.run_uuid = storage::resolve_run(db, options.run);
+  report.run_uuid = resolve_checked_run(db, options.run);
   report.threshold = options.threshold;
   report.false_alarm = options.false_alarm;
   const auto run = db.run(report.run_uuid);

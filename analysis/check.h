@@ -90,6 +90,16 @@ struct Report {
   std::vector<storage::Database::Finding> findings() const;
 };
 
+// The suite stage 2 stores its A/Bs under (app/confirm.cpp), in the checked run's database right
+// after it: "latest" passes over its runs in check and calibrate.
+inline constexpr const char* kConfirmSuite = "confirm";
+// A run to check or calibrate from: "latest" is the newest run that is not a stage-2 A/B;
+// anything else as storage::resolve_run. StorageError when there is none.
+std::string resolve_checked_run(const storage::Database& db, const std::string& what);
+// Whether two runs' software is one stack, whose runs make one history and one noise floor: the
+// same LibTorch, build and compiler, whatever tunebench's own git revision.
+bool same_stack(const nlohmann::json& a, const nlohmann::json& b);
+
 // Throws std::invalid_argument for a bad --baseline and storage::StorageError for a bad run; a
 // run without any baseline run is an error too (nothing to compare with).
 Report check(const storage::Database& db, const Options& options);

@@ -104,7 +104,7 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
 
   const std::string label = "confirm " + report.run_uuid.substr(0, 8);
   const json suite = {
-      {"name", "confirm"},
+      {"name", check::kConfirmSuite},
       {"description", fmt::format("tunebench check, stage 2: the benchmarks of run {} flagged "
                                   "against their history, this build against {}",
                                   report.run_uuid, last_good)},

@@ -47,6 +47,20 @@ execute_process(COMMAND sqlite3 ${db}
                 OUTPUT_VARIABLE night OUTPUT_STRIP_TRAILING_WHITESPACE)
 run_tb(0 out show --db ${db} ${night})
 expect("confirmed by a paired A/B against the last-good build" "${out}" "the stored finding")
+# The newest run now is that A/B: calibrate and check pass over it to the suite's own runs, of
+# this build or another commit of it (the stored A/B runs are taken as the other commit's nights).
+execute_process(COMMAND sqlite3 ${db} "UPDATE runs SET git_revision = 'another-commit' WHERE label = 'nightly' AND rowid = (SELECT MIN(rowid) FROM runs)")
+execute_process(COMMAND sqlite3 ${db} "INSERT INTO software (id, json, libtorch_version, cuda, git_revision) SELECT 'other-' || id, json_set(json, '$.git_revision', 'another-commit'), libtorch_version, cuda, 'another-commit' FROM software")
+execute_process(COMMAND sqlite3 ${db} "UPDATE runs SET software_id = 'other-' || software_id WHERE rowid = (SELECT MIN(rowid) FROM runs)")
+run_tb(0 out calibrate --db ${db} --from label:nightly)
+expect_sql(${db} "SELECT DISTINCT runs FROM noise_floors" "4"
+  "calibrate --from label:nightly after a check: the 4 nightly runs, one of another commit")
+execute_process(COMMAND ${TUNEBENCH} check --db ${db} --baseline last:3 --format json
+                WORKING_DIRECTORY ${SOURCE} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(JSON checked ERROR_VARIABLE bad GET "${out}" run)
+if(NOT (rc EQUAL 0 OR rc EQUAL 1) OR NOT checked STREQUAL night)
+  message(FATAL_ERROR "check without --run after a two-stage check should check the night ${night}, not its A/B: exit ${rc}, checked '${checked}'\n${out}")
+endif()
 
 # An unchanged build: stage 2 clears every benchmark: no regression beyond a 50 % threshold.
 unset(ENV{TUNEBENCH_TEST_SLOWDOWN})
