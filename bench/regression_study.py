@@ -132,7 +132,7 @@ class Log:
                                 text=True).stdout.strip()
         self.session = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                         "commit": commit, "host": host_name(), "budget_s": args.budget,
-                        "threshold_pct": args.threshold}
+                        "threshold_pct": args.threshold, "confirm_all": args.confirm_all}
 
     def write(self, report):
         labels = run_labels(self.args)
@@ -162,11 +162,14 @@ def night(args, label, env=None):
 
 
 def two_stage(args, run, baseline, env=None):
+    started = time.time()
     r = tb(args, "check", "--db", args.db, "--run", run, "--baseline", baseline, "--format",
            "json", "--confirm-with", args.last_good, "--confirm-budget", str(args.budget),
-           "--threshold", str(args.threshold), "-q", env=env)
+           "--threshold", str(args.threshold), "-q", *(["--confirm-all"] if args.confirm_all else []),
+           env=env)
     report = json.loads(r.stdout)
     report["exit"] = r.returncode
+    report["check_seconds"] = round(time.time() - started, 1)  # both stages, wall time
     return report
 
 
@@ -186,6 +189,9 @@ def main():
     p.add_argument("--budget", type=float, default=240,
                    help="stage 2 seconds per flag (240: ci/nightly.sh's --confirm-budget)")
     p.add_argument("--threshold", type=float, default=5, help="per cent")
+    p.add_argument("--confirm-all", action="store_true",
+                   help="stage 2 for every benchmark, flagged or not (check --confirm-all); its "
+                        "checks are tabled apart")
     p.add_argument("--seed", type=int, default=17)
     p.add_argument("--extend", action="store_true",
                    help="grow the study in --db/--out: its A/A nights are the history")
@@ -304,6 +310,14 @@ def read_rows(args):
     return rows
 
 
+def stage1_flag(b):
+    """Whether stage 1 alone flagged the benchmark: under --confirm-all every benchmark is sent
+    to stage 2 ("flagged"), so this is read from stage 1's own figures."""
+    if "flag_ratio" in b and b.get("ratio"):
+        return b["ratio"] > b["flag_ratio"] or b.get("history_status") == "regression"
+    return bool(b["flagged"])
+
+
 def run_labels(args):
     out = subprocess.run(["sqlite3", "-separator", " ", args.db, "SELECT uuid, label FROM runs"],
                          capture_output=True, text=True, check=True)
@@ -312,7 +326,8 @@ def run_labels(args):
 
 def summarize(args, rows):
     print(f"\nchecks in {args.out}/checks.jsonl, by session:\n")
-    print("| session (UTC) | build | host | stage 2 budget | A/A nights | checks |\n|---|---|---|---|---|---|")
+    print("| session (UTC) | build | host | stage 2 for | stage 2 budget | A/A nights | checks |\n"
+          "|---|---|---|---|---|---|---|")
     sessions = {}
     for r in (r for rs in rows.values() for r in rs):
         s = r.get("session", {"started": "before sessions were recorded"})
@@ -323,6 +338,7 @@ def summarize(args, rows):
     for key in sorted(sessions):
         s, nights, n = sessions[key]
         print(f"| {key} | {s.get('commit', '?')} | {s.get('host', '?')} | "
+              f"{'every benchmark' if s.get('confirm_all') else 'flagged ones'} | "
               f"{s.get('budget_s', '?')} s | {nights or '?'} | {n} |")
     # An A/A check is one only if its baseline window held A/A nights alone: the first checks of an
     # extension look back over the injected nights of the session before. Checks say their
@@ -338,13 +354,27 @@ def summarize(args, rows):
             print(f"{key}: {len(rows[key]) - len(clean)} check(s) left out, their baseline held "
                   f"injected nights")
         rows[key] = clean
-    summarize_group(args, rows, "", args.slowdowns)
-    loaded = {k.removesuffix("-loaded"): v for k, v in rows.items() if str(k).endswith("-loaded")}
-    if loaded:
-        print("\nWith the host loaded by a compile (--loaded):")
-        loaded = {("aa" if k == "aa" else int(k)): v for k, v in loaded.items()}
-        loaded.setdefault("aa", [])
-        summarize_group(args, loaded, "loaded ", [p for p in args.slowdowns if p in loaded])
+    # Checks whose stage 2 took only the flagged benchmarks, then those with --confirm-all (every
+    # benchmark A/B'd), apart: they answer different questions.
+    for confirm_all in (False, True):
+        mode = {k: [r for r in v if bool(r.get("session", {}).get("confirm_all")) == confirm_all]
+                for k, v in rows.items()}
+        if not any(mode.values()):
+            continue
+        if confirm_all:
+            print("\n**With --confirm-all** (stage 2 for every benchmark, flagged or not):")
+        plain = {k: v for k, v in mode.items() if not str(k).endswith("-loaded")}
+        plain.setdefault("aa", [])
+        for pct in args.slowdowns:
+            plain.setdefault(pct, [])
+        summarize_group(args, plain, "", args.slowdowns)
+        loaded = {k.removesuffix("-loaded"): v for k, v in mode.items()
+                  if str(k).endswith("-loaded") and v}
+        if loaded:
+            print("\nWith the host loaded by a compile (--loaded):")
+            loaded = {("aa" if k == "aa" else int(k)): v for k, v in loaded.items()}
+            loaded.setdefault("aa", [])
+            summarize_group(args, loaded, "loaded ", [p for p in args.slowdowns if p in loaded])
 
 
 def summarize_group(args, rows, prefix, slowdowns):
@@ -353,7 +383,7 @@ def summarize_group(args, rows, prefix, slowdowns):
     bench_checks = sum(len(r["benchmarks"]) for r in aa)
     false = sum(b["status"] == "regression" for r in aa for b in r["benchmarks"])
     runs_false = sum(any(b["status"] == "regression" for b in r["benchmarks"]) for r in aa)
-    flagged = sum(b["flagged"] for r in aa for b in r["benchmarks"])
+    flagged = sum(stage1_flag(b) for r in aa for b in r["benchmarks"])
     unknown = sum(b["status"] == "unknown" for r in aa for b in r["benchmarks"])
     print(f"| A/A: false alarms per benchmark check | {rate(false, bench_checks)} |")
     print(f"| A/A: false alarms per run | {rate(runs_false, len(aa))} |")
@@ -367,7 +397,7 @@ def summarize_group(args, rows, prefix, slowdowns):
             for b in r["benchmarks"]:
                 if [b["experiment"], b["arm"]] == r["injected"]:
                     hit += b["status"] == "regression"
-                    flag += b["flagged"]
+                    flag += stage1_flag(b)
                 else:
                     others += 1
                     other_false += b["status"] == "regression"
@@ -377,7 +407,7 @@ def summarize_group(args, rows, prefix, slowdowns):
     # Stage 2's A/Bs of every check of this group: how far they got.
     abs_ = [b["confirmation"] for key in ["aa", *slowdowns] for r in rows.get(key, [])
             for b in r["benchmarks"]
-            if b.get("flagged") and b.get("confirmation", {}).get("half_width")]
+            if b.get("flagged") and (b.get("confirmation") or {}).get("half_width")]
     if abs_:
         widths = sorted(100 * c["half_width"] for c in abs_)
         workers = sorted(c["workers"] for c in abs_)
@@ -385,6 +415,29 @@ def summarize_group(args, rows, prefix, slowdowns):
               f"(median, max) | ±{widths[0]:.1f} / ±{widths[len(widths) // 2]:.1f} / "
               f"±{widths[-1]:.1f} %, {workers[len(workers) // 2]} and {workers[-1]} pairs, "
               f"{len(abs_)} A/Bs |")
+    # Stage 2's interval against the spread of its answers: the A/Bs of benchmarks that were not
+    # slowed (every A/A benchmark, the others of an injected night) measure the ratio 1, so their
+    # log ratios divided by their stated standard errors should spread with sd 1.
+    null = [(math.log(b["confirmation"]["ratio"]),
+             (math.log(b["confirmation"]["hi"]) - math.log(b["confirmation"]["lo"])) / 3.92)
+            for key in ["aa", *slowdowns] for r in rows.get(key, []) for b in r["benchmarks"]
+            if (b.get("confirmation") or {}).get("ratio") and b["confirmation"].get("hi")
+            and [b["experiment"], b["arm"]] != r.get("injected")]
+    if len(null) >= 3:
+        logs = [x for x, _ in null]
+        mean = sum(logs) / len(logs)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+        z = [x / se for x, se in null if se > 0]
+        zsd = math.sqrt(sum(v * v for v in z) / len(z))
+        print(f"| stage 2's A/Bs of benchmarks not slowed: mean ratio, spread (sd) of the ratios, "
+              f"their stated standard error (median), sd of ratio/stated error (1 if honest) | "
+              f"{math.exp(mean):.4f}, {100 * sd:.2f} %, {100 * sorted(se for _, se in null)[len(null) // 2]:.2f} %, "
+              f"{zsd:.2f} over {len(null)} A/Bs |")
+    seconds = sorted(r["check_seconds"] for key in ["aa", *slowdowns] for r in rows.get(key, [])
+                     if "check_seconds" in r)
+    if seconds:
+        print(f"| a check's wall time, both stages (min / median / max) | {seconds[0]:.0f} / "
+              f"{seconds[len(seconds) // 2]:.0f} / {seconds[-1]:.0f} s over {len(seconds)} checks |")
     bases = {}
     for r in aa:
         for b in r["benchmarks"]:
