@@ -166,7 +166,12 @@ def two_stage(args, run, baseline, env=None):
     r = tb(args, "check", "--db", args.db, "--run", run, "--baseline", baseline, "--format",
            "json", "--confirm-with", args.last_good, "--confirm-budget", str(args.budget),
            "--threshold", str(args.threshold), "-q", *(["--confirm-all"] if args.confirm_all else []),
-           env=env)
+           env=env, check=False)
+    if r.returncode not in (0, 1, 3):
+        # A check that failed (exit 2) is said and left out; the study goes on with the next night.
+        print(f"check of {run} failed (exit {r.returncode}), left out:\n{r.stderr[-2000:]}",
+              flush=True)
+        return None
     report = json.loads(r.stdout)
     report["exit"] = r.returncode
     report["check_seconds"] = round(time.time() - started, 1)  # both stages, wall time
@@ -282,6 +287,8 @@ def extend(args, log, say):
         finally:
             if load:
                 load.__exit__()
+        if report is None:
+            continue
         report["phase"] = tag
         log.write(report)
         if pct:
