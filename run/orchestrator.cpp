@@ -179,6 +179,21 @@ void on_signal(int) { g_interrupted = 1; }
 
 }  // namespace
 
+std::string slowdown_stand_in(const std::string& value) {
+  std::string out = value;
+  bool in_pct = false;  // after an entry's last '=', up to its ','
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == ',') {
+      in_pct = false;
+    } else if (out[i] == '=' && out.find('=', i + 1) >= out.find(',', i + 1)) {
+      in_pct = true;
+    } else if (in_pct && out[i] >= '1' && out[i] <= '9') {
+      out[i] = '0';
+    }
+  }
+  return out;
+}
+
 std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup& setup) {
   std::map<std::string, std::string> env;
   for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR", "LD_LIBRARY_PATH",
@@ -201,10 +216,14 @@ std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup&
     }
   }
   // The regression studies' slowed build (worker/trial.h, step_slowdown): this build's workers
-  // only; another build named by worker_build is the unslowed one it is compared with.
-  if (const char* v = std::getenv("TUNEBENCH_TEST_SLOWDOWN");
-      v && (setup.executable.empty() || setup.executable == "self")) {
-    env["TUNEBENCH_TEST_SLOWDOWN"] = v;
+  // only; another build named by worker_build is the unslowed one it is compared with. That one
+  // gets a stand-in of the same length that slows nothing (every percentage's digits zeroed): the
+  // environment sits on the stack above a worker's first frame, and the size of what lies there
+  // moved a benchmark by up to 9 % (the launch path's length, run/launch_paths.h), so both arms
+  // of a study's A/B carry environments of one size.
+  if (const char* v = std::getenv("TUNEBENCH_TEST_SLOWDOWN")) {
+    const bool this_build = setup.executable.empty() || setup.executable == "self";
+    env["TUNEBENCH_TEST_SLOWDOWN"] = this_build ? v : slowdown_stand_in(v);
   }
   if (!env.count("PATH")) env["PATH"] = "/usr/bin:/bin";
   for (const auto& [k, v] : setup.env) env[k] = v;

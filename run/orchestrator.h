@@ -47,9 +47,12 @@ int run(const RunOptions& options);
 // The environment a worker gets: a few variables a process needs (PATH, HOME, LANG, TMPDIR,
 // LD_LIBRARY_PATH), the GPUs the run may use (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER), NCCL's
 // settings (NCCL_*, TORCH_NCCL_*), the regression studies' TUNEBENCH_TEST_SLOWDOWN (to this
-// build's own workers, not to another build's: worker_build), and the knobs' own
-// (knobs::process_setup), with their preloads as LD_PRELOAD.
+// build's own workers; another build's, named by worker_build, get slowdown_stand_in of it), and
+// the knobs' own (knobs::process_setup), with their preloads as LD_PRELOAD.
 std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup& setup);
+// TUNEBENCH_TEST_SLOWDOWN's value with the digits 1-9 of every entry's percentage made 0: as long
+// as the value, slowing nothing ("a/on=5,b=12.5" → "a/on=0,b=00.0").
+std::string slowdown_stand_in(const std::string& value);
 
 // One worker process's outcome.
 struct WorkerOutcome {

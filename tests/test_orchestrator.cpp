@@ -23,6 +23,7 @@
 #include "run/resident.h"
 #include "store/storage.h"
 #include "tests/paths.h"
+#include "worker/trial.h"
 
 namespace tunebench::orchestrator {
 namespace {
@@ -61,18 +62,39 @@ TEST(Spawn, WorkersGetTheVisibleGpusAndNcclSettingsAndNothingElse) {
 
 // The regression studies' slowed build (worker/trial.h, step_slowdown) reaches this build's own
 // workers, never the workers of another build named by worker_build: that one is the unslowed
-// build it is compared with.
+// build it is compared with, and gets a stand-in of the same length that slows nothing, so that
+// both arms' environments are of one size.
 TEST(Spawn, TheStudySlowdownReachesOnlyThisBuildsWorkers) {
   setenv("TUNEBENCH_TEST_SLOWDOWN", "no_grad.gpt/on=5", 1);
   EXPECT_EQ(orchestrator::worker_environment({}).at("TUNEBENCH_TEST_SLOWDOWN"), "no_grad.gpt/on=5");
   knobs::ProcessSetup other;
   other.executable = "/opt/last-good/tunebench";
-  EXPECT_FALSE(orchestrator::worker_environment(other).count("TUNEBENCH_TEST_SLOWDOWN"));
+  EXPECT_EQ(orchestrator::worker_environment(other).at("TUNEBENCH_TEST_SLOWDOWN"),
+            "no_grad.gpt/on=0");
   knobs::ProcessSetup self;
   self.executable = "self";  // worker_build "self": this build, started by its path
   EXPECT_TRUE(orchestrator::worker_environment(self).count("TUNEBENCH_TEST_SLOWDOWN"));
   unsetenv("TUNEBENCH_TEST_SLOWDOWN");
   EXPECT_FALSE(orchestrator::worker_environment({}).count("TUNEBENCH_TEST_SLOWDOWN"));
+}
+
+// The stand-in keeps every character but the percentages' non-zero digits, so a worker that
+// reads it (worker/trial.cpp, injected_slowdown) slows nothing.
+TEST(Spawn, TheSlowdownStandInHasTheValuesLengthAndSlowsNothing) {
+  EXPECT_EQ(orchestrator::slowdown_stand_in("a/on=5,b=12.5"), "a/on=0,b=00.0");
+  EXPECT_EQ(orchestrator::slowdown_stand_in("x=y/on=30"), "x=y/on=00");  // the last '=' only
+  EXPECT_EQ(orchestrator::slowdown_stand_in("malformed"), "malformed");
+  const std::string stand_in =
+      orchestrator::slowdown_stand_in("no_grad.gpt/on=5,no_grad.gpt/off=10");
+  EXPECT_EQ(stand_in.size(), std::string("no_grad.gpt/on=5,no_grad.gpt/off=10").size());
+  TrialSpec spec;
+  spec.experiment = "no_grad.gpt";
+  spec.arm = "on";
+  setenv("TUNEBENCH_TEST_SLOWDOWN", "no_grad.gpt/on=5,no_grad.gpt/off=10", 1);
+  EXPECT_DOUBLE_EQ(worker::step_slowdown(spec), 0.05);
+  setenv("TUNEBENCH_TEST_SLOWDOWN", stand_in.c_str(), 1);
+  EXPECT_DOUBLE_EQ(worker::step_slowdown(spec), 0.0);
+  unsetenv("TUNEBENCH_TEST_SLOWDOWN");
 }
 
 // A software A/B starts each executable through a link of one length (run/launch_paths.h): the
