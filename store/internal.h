@@ -17,13 +17,19 @@ namespace tunebench::storage::internal {
 constexpr int kBusyTimeoutMs = 10000;
 
 // Calls f; an SQLite exception becomes a StorageError that names the file and what was being
-// done, and keeps SQLite's result code.
+// done, and keeps SQLite's result code. SQLite's extended code is said when it tells more than its
+// text (every kind of I/O error reads "disk I/O error": 522 is a short read, 4618 a WAL index
+// that could not be opened, 5130 a lock on it that failed; sqlite.org/rescode.html).
 template <class F>
 auto guarded(const std::string& path, const std::string& doing, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const SQLite::Exception& e) {
-    throw StorageError(fmt::format("{}: {}: {}", path, doing, e.what()), e.getErrorCode());
+    const int extended = e.getExtendedErrorCode();
+    const std::string code = extended != e.getErrorCode() && extended > 0
+                                 ? fmt::format(" (SQLite extended result code {})", extended)
+                                 : "";
+    throw StorageError(fmt::format("{}: {}: {}{}", path, doing, e.what(), code), e.getErrorCode());
   }
 }
 

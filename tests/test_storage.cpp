@@ -18,6 +18,7 @@
 #include "analysis/effects.h"
 #include "analysis/export.h"
 #include "core/liveness.h"
+#include "store/internal.h"
 #include "store/storage.h"
 #include "store/trial_columns.h"
 
@@ -238,6 +239,32 @@ TEST_F(StorageTest, StorageDeduplicatesHostsAndSoftware) {
   }
   EXPECT_EQ(count(db, "runs"), 3);
   EXPECT_EQ(count(db, "hosts"), 2);
+}
+
+// An SQLite error says its extended result code when that tells more than its text: every kind
+// of I/O error reads "disk I/O error", every constraint "constraint failed".
+TEST(StorageErrors, SayTheExtendedResultCode) {
+  SQLite::Database db(":memory:", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  db.exec("CREATE TABLE t (x INTEGER UNIQUE); INSERT INTO t VALUES (1)");
+  try {
+    internal::guarded("mem.sqlite", "inserting", [&] { db.exec("INSERT INTO t VALUES (1)"); });
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    EXPECT_EQ(e.sqlite_code(), SQLITE_CONSTRAINT) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mem.sqlite: inserting: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(
+                  fmt::format("(SQLite extended result code {})", SQLITE_CONSTRAINT_UNIQUE)),
+              std::string::npos)
+        << e.what();
+  }
+  // A code with nothing more to say (a syntax error's extended code is its primary one) adds
+  // nothing.
+  try {
+    internal::guarded("mem.sqlite", "reading", [&] { db.exec("SELEKT 1"); });
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    EXPECT_EQ(std::string(e.what()).find("extended result code"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(StorageTest, StorageEnforcesForeignKeys) {
