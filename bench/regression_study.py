@@ -34,11 +34,14 @@ checked as it runs. --extend grows a history already in --db (same session and h
 nights stay the history (no new calibration). The table counts every check in checks.jsonl.
 --loaded F runs a fraction F of the checked nights (night and both stages) with the host loaded by
 a compile (--load-jobs loops of the C++ compiler on a translation unit that includes LibTorch),
-counted apart in the table ("loaded").
+counted apart in the table ("loaded"). --confirm-all checks with `check --confirm-all`: every
+benchmark goes to stage 2, flagged or not (a release gate); those sessions are tabled apart.
+A check that fails (exit 2) is said and left out, and the study goes on.
 
   .venv/bin/python bench/regression_study.py --calibrate 8 --nights 24 --checks 10 \\
       --slowdowns 5 3 --loaded 0.33
   .venv/bin/python bench/regression_study.py --extend --nights 8 --checks 4 --loaded 0.33
+  .venv/bin/python bench/regression_study.py --extend --confirm-all --nights 3 --checks 4
   .venv/bin/python bench/regression_study.py --summarize
 """
 import argparse
