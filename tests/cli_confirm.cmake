@@ -25,7 +25,7 @@ endif()
 
 # A 30 % slower build on one benchmark (its ON arm): stage 2 confirms it. Stage 1 is asked to
 # flag everything (--confirm-all): whether it would flag this night on its own depends on the
-# host's phase in each night, which is the studies' to measure (bench/regression_study.sh), not a
+# host's phase in each night, which is the studies' to measure (bench/regression_study.py), not a
 # test's.
 set(ENV{TUNEBENCH_TEST_SLOWDOWN} "no_grad.gpt-tiny-infer/on=30")
 run_tb(0 out run --suite tests/suites/confirm.json --db ${db} --label nightly -q)
