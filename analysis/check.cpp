@@ -366,9 +366,10 @@ Report check(const storage::Database& db, const Options& options) {
     }
     b.flag_ratio =
         detect::flag_ratio(flag_floor, b.baseline_runs, options.flag_level, options.threshold);
-    b.flagged = options.flag_all || b.judgement.status == "regression" ||
-                detect::flag(b.judgement.effect.ratio, flag_floor, b.baseline_runs,
-                             options.flag_level, options.threshold);
+    b.stage1_flagged = b.judgement.status == "regression" ||
+                       detect::flag(b.judgement.effect.ratio, flag_floor, b.baseline_runs,
+                                    options.flag_level, options.threshold);
+    b.flagged = options.flag_all || b.stage1_flagged;
     b.status = b.judgement.status;
     report.benchmarks.push_back(b);
   }
@@ -438,6 +439,7 @@ std::string format(const Report& r, const std::string& format) {
                             {"other_sigma_log", num(b.basis.other_sigma_log)},
                             {"basis_source", b.basis.source},
                             {"flagged", b.flagged},
+                            {"stage1_flagged", b.stage1_flagged},
                             {"flag_ratio", num(b.flag_ratio)},
                             {"noise_floor_ratio", num(b.judgement.critical)},
                             {"min_detectable", num(b.min_detectable)},

@@ -59,7 +59,8 @@ struct BenchmarkCheck {
   int baseline_runs = 0;
   double min_detectable = NAN;  // from the calibration, NaN when not calibrated
   Basis basis;
-  bool flagged = false;                      // stage 1 asks stage 2 to confirm
+  bool flagged = false;                      // sent to stage 2 (stage 1's flag, or --confirm-all)
+  bool stage1_flagged = false;               // stage 1's own flag, whatever --confirm-all says
   double flag_ratio = NAN;                   // the ratio beyond which stage 1 flags
   std::optional<Confirmation> confirmation;  // stage 2, when it ran
   // The verdict: stage 1's status without stage 2; with it, "unchanged" (not flagged),

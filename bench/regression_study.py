@@ -322,7 +322,10 @@ def read_rows(args):
 
 def stage1_flag(b):
     """Whether stage 1 alone flagged the benchmark: under --confirm-all every benchmark is sent
-    to stage 2 ("flagged"), so this is read from stage 1's own figures."""
+    to stage 2 ("flagged"); the check says stage 1's own flag ("stage1_flagged", since the
+    session of 3 December 10:00). Older checks' records are read from stage 1's figures."""
+    if "stage1_flagged" in b:
+        return bool(b["stage1_flagged"])
     if "flag_ratio" in b and b.get("ratio"):
         return b["ratio"] > b["flag_ratio"] or b.get("history_status") == "regression"
     return bool(b["flagged"])
@@ -443,6 +446,28 @@ def summarize_group(args, rows, prefix, slowdowns):
               f"their stated standard error (median), sd of ratio/stated error (1 if honest) | "
               f"{math.exp(mean):.4f}, {100 * sd:.2f} %, {100 * sorted(se for _, se in null)[len(null) // 2]:.2f} %, "
               f"{zsd:.2f} over {len(null)} A/Bs |")
+    # The same A/Bs per benchmark: an A/A of two identical builds should centre on 1. A mean away
+    # from 1 (its interval from the A/Bs' spread) is a fixed bias of one build's arm; the spread
+    # about that mean over the stated errors says whether the rest is honest.
+    per = {}
+    for key in ["aa", *slowdowns]:
+        for r in rows.get(key, []):
+            for b in r["benchmarks"]:
+                c = b.get("confirmation") or {}
+                if c.get("ratio") and c.get("hi") and [b["experiment"], b["arm"]] != r.get("injected"):
+                    per.setdefault(f"{b['experiment']}/{b['arm']}", []).append(
+                        (math.log(c["ratio"]), (math.log(c["hi"]) - math.log(c["lo"])) / 3.92))
+    for name, v in sorted(per.items()):
+        if len(v) < 3:
+            continue
+        logs = [x for x, _ in v]
+        mean = sum(logs) / len(logs)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+        half = 1.96 * sd / math.sqrt(len(logs))
+        about = math.sqrt(sum(((x - mean) / se) ** 2 for x, se in v) / (len(v) - 1))
+        print(f"| {name}: not-slowed A/Bs' mean ratio (95 % interval), sd of ratio/stated error "
+              f"about that mean | {math.exp(mean):.4f} [{math.exp(mean - half):.4f}, "
+              f"{math.exp(mean + half):.4f}], {about:.2f} over {len(v)} A/Bs |")
     seconds = sorted(r["check_seconds"] for key in ["aa", *slowdowns] for r in rows.get(key, [])
                      if "check_seconds" in r)
     if seconds:

@@ -233,6 +233,19 @@ TEST_F(CheckTest, ReferenceRelativeHistoryIsUsedWhereItIsQuieterAndCatchesFivePe
       EXPECT_FALSE(b.flagged) << format(report, "table");
     }
   }
+  // --confirm-all sends every benchmark to stage 2, and the report still says what stage 1 made
+  // of each on its own (the studies count stage 1's flags from it).
+  options.flag_all = true;
+  report = check(*db_, options);
+  const json out = json::parse(format(report, "json"));
+  ASSERT_EQ(out.at("benchmarks").size(), report.benchmarks.size());
+  for (size_t i = 0; i < report.benchmarks.size(); ++i) {
+    const auto& b = report.benchmarks[i];
+    EXPECT_TRUE(b.flagged) << b.experiment;
+    if (b.experiment == "gpt.infer") EXPECT_FALSE(b.stage1_flagged) << format(report, "table");
+    EXPECT_EQ(out["benchmarks"][i].at("stage1_flagged").get<bool>(), b.stage1_flagged);
+    EXPECT_TRUE(out["benchmarks"][i].at("flagged").get<bool>());
+  }
 }
 
 }  // namespace
