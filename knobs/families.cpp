@@ -155,6 +155,16 @@ json resolve(const Knob& knob, const json& value, const HostCaps& host) {
   return rules_of(knob.family).resolve(knob, value, host);
 }
 
+json settings_for_worker(const json& settings) {
+  json sent = settings;
+  // worker_build's values (knobs/process.cpp): a path, "self", or "python" (which the Python
+  // worker reads, so it stays).
+  if (sent.is_object() && sent.contains("worker_build") && sent["worker_build"] != "python") {
+    sent["worker_build"] = "self";
+  }
+  return sent;
+}
+
 ProcessSetup process_setup(const json& settings) {
   ProcessSetup setup;
   for (Family f : families()) rules_of(f).process_setup(settings, setup);

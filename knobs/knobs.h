@@ -52,6 +52,12 @@ nlohmann::json base_settings(const HostCaps& host);
 // The environment, preloads and launcher of a trial's process-start settings.
 ProcessSetup process_setup(const nlohmann::json& settings);
 
+// The settings as a worker is sent them: a worker_build path becomes "self" (the worker is that
+// build; the orchestrator started it and checks its evidence against the path). Both arms of a
+// software A/B then send requests of one length that a worker parses alike: a request that named
+// the other build by path moved that arm's heap layout, and its time by 1-3 %.
+nlohmann::json settings_for_worker(const nlohmann::json& settings);
+
 // The shared libraries each allocator setting preloads (absolute paths), from a fixed list.
 std::optional<std::string> allocator_library(const std::string& allocator);
 

@@ -180,16 +180,19 @@ void on_signal(int) { g_interrupted = 1; }
 }  // namespace
 
 std::string slowdown_stand_in(const std::string& value) {
+  // Entries as worker/trial.cpp's injected_slowdown reads them: split at ',', the percentage
+  // after each entry's last '='.
   std::string out = value;
-  bool in_pct = false;  // after an entry's last '=', up to its ','
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == ',') {
-      in_pct = false;
-    } else if (out[i] == '=' && out.find('=', i + 1) >= out.find(',', i + 1)) {
-      in_pct = true;
-    } else if (in_pct && out[i] >= '1' && out[i] <= '9') {
-      out[i] = '0';
+  size_t begin = 0;
+  while (begin <= out.size()) {
+    const size_t end = std::min(out.find(',', begin), out.size());
+    const size_t eq = out.rfind('=', end == 0 ? 0 : end - 1);
+    if (eq != std::string::npos && eq >= begin) {
+      for (size_t i = eq + 1; i < end; ++i) {
+        if (out[i] >= '1' && out[i] <= '9') out[i] = '0';
+      }
     }
+    begin = end + 1;
   }
   return out;
 }
@@ -418,6 +421,13 @@ struct Launch {
   }
 };
 
+// The trial as its worker is sent it (knobs::settings_for_worker): the orchestrator keeps the
+// arm's own settings, stores them and checks the worker's evidence against them.
+TrialSpec as_sent(TrialSpec t) {
+  t.settings = knobs::settings_for_worker(t.settings);
+  return t;
+}
+
 // A trial alone: one worker process, or several at once for multi_instance and the distributed
 // knobs (multiproc.h), each checked against its own settings, then combined.
 TrialResult run_alone(const TrialSpec& t, const Launch& launch, bool& interrupted) {
@@ -441,7 +451,8 @@ TrialResult run_alone(const TrialSpec& t, const Launch& launch, bool& interrupte
   std::vector<Command> commands;
   for (const auto& part : parts) {
     commands.push_back(
-        launch.command(knobs::process_setup(part.settings), to_json(part).dump(), over_slurm));
+        launch.command(knobs::process_setup(part.settings), to_json(as_sent(part)).dump(),
+                       over_slurm));
     if (over_slurm) {
       commands.back().argv = slurm::srun_argv(*launch.slurm, part, commands.back().argv);
       for (const auto& [k, v] : launch.slurm->env) commands.back().env.emplace(k, v);
@@ -496,9 +507,9 @@ std::vector<TrialResult> run_resident(const TrialSpec& off, const TrialSpec& on,
   const bool two_builds = fs::weakly_canonical(launch.executable(off_setup), ec_off) !=
                           fs::weakly_canonical(launch.executable(on_setup), ec_on);
   const Command off_command =
-      launch.command(off_setup, resident_request(off, false), false, two_builds);
+      launch.command(off_setup, resident_request(as_sent(off), false), false, two_builds);
   const Command on_command =
-      launch.command(on_setup, resident_request(on, true), false, two_builds);
+      launch.command(on_setup, resident_request(as_sent(on), true), false, two_builds);
   std::vector<TrialResult> results =
       run_resident_pair(off, on, off_command, on_command, &g_interrupted);
   if (!results.empty()) {

@@ -12,6 +12,13 @@ include(${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake)
 run_tb(0 out run --suite tests/suites/mini.json --db ${db} --label cli-test)
 expect("completed: 8 trials, 0 failed, 0 invalid" "${out}" "run")
 expect("not applicable: channels_last.gpt-tiny-infer: channels_last: applies to resnet50 only" "${out}" "run")
+# Every worker process starts its heap at its own random offset (worker/heap_offset.h): the
+# offsets are glibc-aligned and in range, and the model's first parameter lies at different places
+# inside its page from one process of an experiment to the next (without the offset it lay at the
+# same place in every process: 2688 and 1856 bytes into its page here).
+expect_sql(${db}
+  "SELECT SUM(json_extract(evidence, '$.heap_offset.bytes') BETWEEN 16 AND 65536 AND json_extract(evidence, '$.heap_offset.bytes') % 16 = 0), (SELECT MIN(n) > 1 FROM (SELECT COUNT(DISTINCT json_extract(evidence, '$.heap_offset.first_parameter_page_offset')) AS n FROM trials WHERE status = 'ok' GROUP BY experiment)) FROM trials WHERE status = 'ok'"
+  "8|1" "every worker should start its heap at a random offset (trials with an offset in range|the first parameter's place in its page differs between the processes of each experiment)")
 
 # show latest: every experiment with its effect, interval, verdict and evidence.
 run_tb(0 out show latest --db ${db})

@@ -97,6 +97,13 @@ TEST(Knobs, WorkerBuildNamesTheExecutableAndTheWorkerMustHaveRunIt) {
   const auto wrong = check_evidence(settings, Mode::infer, {{"executable", "/usr/bin/true"}});
   ASSERT_EQ(wrong.size(), 1u);
   EXPECT_NE(wrong[0].find("but the worker ran /usr/bin/true"), std::string::npos) << wrong[0];
+  // What the worker is sent: it is the build, so a path reads "self" (both arms' requests of one
+  // length); the Python worker's value and every other setting go as they are.
+  const auto sent = settings_for_worker({{"worker_build", self_exe}, {"omp_threads", 1}});
+  EXPECT_EQ(sent, nlohmann::json({{"worker_build", "self"}, {"omp_threads", 1}}));
+  EXPECT_EQ(settings_for_worker({{"worker_build", "python"}})["worker_build"], "python");
+  EXPECT_EQ(settings_for_worker({{"allocator", "jemalloc"}}),
+            nlohmann::json({{"allocator", "jemalloc"}}));
   HostCaps host;
   EXPECT_EQ(arm_not_applicable(settings, 1, host), "");
   EXPECT_NE(arm_not_applicable({{"worker_build", "/nonexistent/tunebench"}}, 1, host)

@@ -17,6 +17,7 @@
 #include "knobs/evidence.h"
 #include "knobs/knobs.h"
 #include "models/build.h"
+#include "worker/heap_offset.h"
 #include "worker/worker.h"
 
 namespace tunebench::worker {
@@ -286,6 +287,17 @@ void read_back(Arm& arm) {
   if (const double injected = step_slowdown(arm.spec) - knobs::slowdown_fraction(arm.spec.settings);
       injected > 0)
     arm.evidence["injected_slowdown_fraction"] = injected;
+  if (const HeapOffset& heap = heap_offset(); heap.bytes > 0) {
+    // Where the model's first parameter lies inside its page: what the random offset moves.
+    json where = nullptr;
+    if (arm.model) {
+      const auto parameters = arm.module().parameters();
+      if (!parameters.empty() && parameters.front().data_ptr() != nullptr) {
+        where = reinterpret_cast<uintptr_t>(parameters.front().data_ptr()) % 4096;
+      }
+    }
+    arm.evidence["heap_offset"] = {{"bytes", heap.bytes}, {"first_parameter_page_offset", where}};
+  }
   for (auto& hooks : arm.hooks) hooks->read_back(arm, arm.evidence);
   arm.evidence[knobs::evidence::kDevice] = arm.device->device().str();
   for (const auto& [key, value] : arm.device->evidence().items()) arm.evidence[key] = value;

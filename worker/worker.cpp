@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "knobs/knobs.h"
+#include "worker/heap_offset.h"
 #include "worker/paired.h"
 
 namespace tunebench::worker {
@@ -50,6 +51,8 @@ double cpu_probe_seconds() {
 }
 
 int main_worker() {
+  // Before anything of the trial is allocated, the request included (worker/heap_offset.h).
+  randomize_heap_offset();
   // Only the result goes to the real stdout; whatever a library prints goes to stderr.
   const int result_fd = dup(STDOUT_FILENO);
   dup2(STDERR_FILENO, STDOUT_FILENO);
