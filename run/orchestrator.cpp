@@ -450,9 +450,8 @@ TrialResult run_alone(const TrialSpec& t, const Launch& launch, bool& interrupte
   }
   std::vector<Command> commands;
   for (const auto& part : parts) {
-    commands.push_back(
-        launch.command(knobs::process_setup(part.settings), to_json(as_sent(part)).dump(),
-                       over_slurm));
+    commands.push_back(launch.command(knobs::process_setup(part.settings),
+                                      to_json(as_sent(part)).dump(), over_slurm));
     if (over_slurm) {
       commands.back().argv = slurm::srun_argv(*launch.slurm, part, commands.back().argv);
       for (const auto& [k, v] : launch.slurm->env) commands.back().env.emplace(k, v);
