@@ -283,7 +283,8 @@ def extend(args, log, say):
             if pct:
                 run = night(args, f"slow{pct}", env=env)
                 report = two_stage(args, run, "label:aa", env=env)
-                report["injected"] = [experiment, arm]
+                if report is not None:
+                    report["injected"] = [experiment, arm]
             else:
                 run = night(args, "aa")
                 report = two_stage(args, run, "label:aa")
