@@ -1,8 +1,12 @@
 // Opening the results database: refusing files it must not touch, the connection settings, the
 // backup copy before a migration, and the migration itself (schema.h holds its SQL).
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #include "store/internal.h"
 #include "store/schema.h"
@@ -23,6 +27,41 @@ namespace {
 
 Database::EffectsWriter g_effects_writer = nullptr;
 
+// The files this process has connections to, by device and inode, and how many. Closing any
+// descriptor of a file drops every POSIX lock the process holds on it, SQLite's included (SQLite's
+// "How To Corrupt" names this): another process would then take the file as unused when it
+// closes, checkpoint and delete the WAL under this process's connections, and the next one opened
+// here would read frames that are gone (SQLITE_IOERR_SHORT_READ). So check_header, which opens
+// and closes the file itself, runs only where no connection of this process has it open.
+std::mutex g_open_mutex;
+std::map<std::pair<dev_t, ino_t>, int> g_open_files;
+
+std::optional<std::pair<dev_t, ino_t>> file_id(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(st.st_dev, st.st_ino);
+}
+
+bool open_in_this_process(const std::string& path) {
+  const auto id = file_id(path);
+  const std::lock_guard<std::mutex> lock(g_open_mutex);
+  return id && g_open_files.count(*id) > 0;
+}
+
+// Counts a connection to `path` (once it is open) until the returned handle is released.
+std::shared_ptr<void> count_open(const std::string& path) {
+  const auto id = file_id(path);
+  if (!id) return nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(g_open_mutex);
+    ++g_open_files[*id];
+  }
+  return std::shared_ptr<void>(nullptr, [id = *id](void*) {
+    const std::lock_guard<std::mutex> lock(g_open_mutex);
+    if (--g_open_files[id] <= 0) g_open_files.erase(id);
+  });
+}
+
 }  // namespace
 
 StorageError::StorageError(const std::string& what, int sqlite_code)
@@ -39,7 +78,7 @@ void Database::write_effects(const std::string& run_uuid) {
 // back up, migrate.
 Database::Database(const std::string& path) : path_(path) {
   if (path.empty()) throw StorageError("the database path is empty");
-  check_header(path);
+  if (!open_in_this_process(path)) check_header(path);  // else checked when first opened here
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) {
     std::error_code ec;
@@ -53,6 +92,7 @@ Database::Database(const std::string& path) : path_(path) {
     db_ = std::make_unique<SQLite::Database>(path_, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
                                              kBusyTimeoutMs);
   });
+  open_here_ = count_open(path_);
 
   // Read before any write, so that a file this build cannot handle is left as it was.
   const int version =

@@ -208,6 +208,9 @@ class Database {
 
   std::string path_;
   std::unique_ptr<SQLite::Database> db_;
+  // This connection counted among the process's open connections to its file (database.cpp):
+  // released when the connection closes (empty once moved from).
+  std::shared_ptr<void> open_here_;
   int migrated_from_ = 0;
   std::string backup_path_;
 };

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -337,6 +338,40 @@ TEST_F(StorageTest, StorageUsesWalAndBusyTimeout) {
   SQLite::Database other(db_path(), SQLite::OPEN_READONLY);
   EXPECT_EQ(other.execAndGet("PRAGMA journal_mode").getString(), "wal");
   EXPECT_EQ(other.execAndGet("SELECT COUNT(*) FROM runs").getInt(), 1);
+}
+
+// The POSIX locks this process holds on `path`, as /proc/locks lists them
+// ("1: POSIX  ADVISORY  READ 9250 fd:01:1234567 1073741826 1073742335").
+int posix_locks_held(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return 0;
+  const std::string inode = ":" + std::to_string(st.st_ino) + " ";
+  const std::string pid = " " + std::to_string(getpid()) + " ";
+  std::ifstream locks("/proc/locks");
+  int held = 0;
+  for (std::string line; std::getline(locks, line);) {
+    held += line.find("POSIX") != std::string::npos && line.find(pid) != std::string::npos &&
+            line.find(inode) != std::string::npos;
+  }
+  return held;
+}
+
+// A second connection in the same process (check's stage 2 runs a whole run beside the check's
+// own) must not drop the first one's locks. Closing any descriptor of a file drops every POSIX
+// lock the process holds on it, so the header check before opening must not open and close the
+// file while this process has it open: another process would then take the file as unused when
+// it closes and delete the WAL that this one's connections still read ("disk I/O error", SQLite's
+// short read, on the next open).
+TEST_F(StorageTest, OpeningTheFileAgainKeepsThisProcesssLocksOnIt) {
+  Database first(db_path());
+  first.begin_run(make_run("eeee0001", "2024-05-01T10:00:00Z"));
+  const int held = posix_locks_held(db_path());
+  ASSERT_GT(held, 0) << "a WAL-mode connection holds a shared lock on its database file";
+  {
+    Database second(db_path());
+    EXPECT_EQ(posix_locks_held(db_path()), held);
+  }
+  EXPECT_EQ(posix_locks_held(db_path()), held);
 }
 
 TEST_F(StorageTest, StorageRefusesFileThatIsNotSqlite) {
