@@ -47,8 +47,12 @@ struct Basis {
 struct Confirmation {
   std::string run_uuid;                    // the A/B run
   std::string last_good;                   // the executable compared with
-  double ratio = NAN, lo = NAN, hi = NAN;  // this build / last-good, 95 % interval
-  double half_width = NAN;
+  double ratio = NAN, lo = NAN, hi = NAN;  // this build / last-good, interval at `confidence`
+  double half_width = NAN;                 // of that interval
+  // The level stage 2 decides at: the run's false-alarm rate over its A/Bs
+  // (detect::confirm_confidence). The A/B run's stored effect is its 95 % interval.
+  double confidence = 0.95;
+  int ab_count = 1;  // the A/Bs of the stage-2 run it is split over
   int workers = 0, pairs = 0, dropped = 0;
   detect::Decision decision;
 };

@@ -88,12 +88,13 @@ bool flag(double ratio, const std::optional<Floor>& floor, int baseline_runs, do
   return std::isfinite(ratio) && ratio > flag_ratio(floor, baseline_runs, flag_level, threshold);
 }
 
-Decision decide(double ratio, double lo, double hi, double threshold) {
+Decision decide(double ratio, double lo, double hi, double threshold, double confidence) {
   const std::string limit = fmt::format("{:.1f} %", 100 * threshold);
   if (!(std::isfinite(lo) && std::isfinite(hi) && lo > 0 && std::isfinite(ratio))) {
     return {"unknown", "no interval (too few workers with pairs kept)"};
   }
-  const std::string shown = fmt::format("{:.4f}x [{:.4f}, {:.4f}]", ratio, lo, hi);
+  const std::string shown =
+      fmt::format("{:.4f}x [{:.4f}, {:.4f}] ({:g} % interval)", ratio, lo, hi, 100 * confidence);
   if (hi < 1 + threshold) {
     return {"no regression", lo > 1 ? fmt::format("{}: slower, but by less than {}", shown, limit)
                                     : fmt::format("{}: not slower by {} or more", shown, limit)};
@@ -108,6 +109,17 @@ double confirm_target(double threshold) {
         fmt::format("the threshold must be above 0 and below 1, got {}", threshold));
   }
   return 0.98 * (std::sqrt(1 + threshold) - 1);
+}
+
+double confirm_confidence(double false_alarm, int ab_count) {
+  if (!(false_alarm > 0 && false_alarm < 0.5)) {
+    throw std::invalid_argument(
+        fmt::format("the false-alarm rate must lie in (0, 0.5), got {}", false_alarm));
+  }
+  if (ab_count < 1) {
+    throw std::invalid_argument(fmt::format("stage 2 needs at least one A/B, got {}", ab_count));
+  }
+  return 1 - 2 * false_alarm / ab_count;
 }
 
 double critical_ratio(const Floor& floor, int baseline_runs, double false_alarm) {

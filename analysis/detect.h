@@ -80,16 +80,26 @@ double flag_ratio(const std::optional<Floor>& floor, int baseline_runs, double f
 //   "regression"     otherwise, when the interval lies above 1: slower, possibly by the
 //                    threshold or more;
 //   "unknown"        the interval holds both 1 and 1 + threshold, or there is none.
+// `confidence` is the interval's level, said in `why`.
 struct Decision {
   std::string status;  // "regression", "no regression", "unknown"
   std::string why;
 };
-Decision decide(double ratio, double lo, double hi, double threshold);
+Decision decide(double ratio, double lo, double hi, double threshold, double confidence = 0.95);
 // The half-width at which every interval decides: one that holds both 1 and 1 + threshold is
 // at least sqrt(1 + threshold) − 1 wide on each side, so sampling on to a little less (2 % less)
 // ends undecided only when its budget runs out. Sampling looks at the width only, never at the
 // answer (stats::paired::settled), which keeps the interval's coverage.
 double confirm_target(double threshold);
+// Stage 2's interval level: the run's false-alarm rate (`check --false-alarm`, 1 % by default)
+// split evenly over the run's A/Bs (Bonferroni), 1 − 2·false_alarm/ab_count. An A/B calls a
+// regression only when that interval's lower end is above 1, which an unchanged build's A/B does
+// with probability false_alarm/ab_count (if the interval is honest), so an unchanged build raises
+// a false alarm in at most `false_alarm` of the runs however many benchmarks stage 2 measures. At
+// 95 % per A/B, a run of four A/Bs alarmed in up to ~10 % of unchanged nights. A wider level
+// needs more pairs to reach confirm_target: (z_level / z_95 %)², 1.41× for one A/B at 1 %, 2.05×
+// for four.
+double confirm_confidence(double false_alarm, int ab_count);
 
 // The most likely single step change in a series of run medians (oldest first): the split that
 // maximises the t statistic of the difference of mean log medians, with a permutation p-value

@@ -411,14 +411,15 @@ void store_writer(storage::Database& db, const std::string& run_uuid) {
 }  // namespace
 
 stats::paired::Effect paired_time_estimate(const std::vector<Stored::StoredTrial>& trials,
-                                           const std::string& experiment) {
+                                           const std::string& experiment,
+                                           const stats::paired::Options& options) {
   std::map<int, std::vector<PairedSample>> paired;
   std::map<int, int> ok_arms;
   for (const auto& t : trials) {
     if (t.spec.experiment == experiment && t.spec.pairing.paired() && t.result.status == "ok")
       add_paired_arm(paired, ok_arms, t);
   }
-  return stats::paired::estimate(paired_workers(paired, ok_arms));
+  return stats::paired::estimate(paired_workers(paired, ok_arms), options);
 }
 
 std::vector<NamedEffect> factorial_effects(const std::vector<std::string>& cells,

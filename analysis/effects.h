@@ -25,9 +25,11 @@ void store_effects(storage::Database& db, const std::string& run_uuid);
 
 // The time effect of paired experiment `experiment` from a run's stored trials, exactly as
 // compute_report computes it (the workers whose two arms are both ok): what the orchestrator's
-// stopping rule (stats::paired::settled) looks at after each worker.
+// stopping rule (stats::paired::settled) looks at after each worker, at `options`' confidence
+// (stage 2 of `tunebench check` decides on it at its own level, detect::confirm_confidence).
 stats::paired::Effect paired_time_estimate(
-    const std::vector<storage::Database::StoredTrial>& trials, const std::string& experiment);
+    const std::vector<storage::Database::StoredTrial>& trials, const std::string& experiment,
+    const stats::paired::Options& options = {});
 
 // Main effects and two-factor interactions of a 2^k factorial experiment (k >= 2), as contrasts
 // of the cells' medians (stats::contrast): main effect of factor i, weights s_i / 2^(k−1) (the

@@ -174,7 +174,9 @@ Subcommand add_check(CLI::App& app, const std::string& command_line) {
       ->check(CLI::IsMember({"table", "md", "json", "junit"}))
       ->capture_default_str();
   cmd->add_option("--false-alarm", o->false_alarm_pct,
-                  "false-alarm rate in per cent for the calibrated noise-floor test")
+                  "false alarms per run in per cent: split over the benchmarks compared by "
+                  "stage 1's calibrated noise-floor test, and over stage 2's A/Bs (each decides "
+                  "on its interval at 1 - 2*rate/A/Bs, so one A/B at 1 % decides at 98 %)")
       ->capture_default_str();
   cmd->add_flag("--no-store", o->no_store,
                 "do not store the findings in the database's regressions table");

@@ -58,7 +58,7 @@ struct CheckOptions {
   bool no_store = false;
   // Stage 2 (app/confirm.h): the last-good build to confirm flags against; empty: stage 1 only.
   std::string confirm_with;
-  double confirm_budget_s = 240;
+  double confirm_budget_s = 480;
   int confirm_workers = 4;
   bool quiet = false;
   std::string command_line;

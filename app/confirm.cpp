@@ -101,6 +101,11 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
     }
   }
   if (flagged.empty()) return;
+  // Stage 2 spends the run's false-alarm rate on its A/Bs: each samples on until its interval at
+  // that level is narrow enough to decide, and decides on it.
+  const int ab_count = static_cast<int>(flagged.size());
+  const double confidence = detect::confirm_confidence(report.false_alarm, ab_count);
+  for (auto& x : experiments) x["confidence_pct"] = 100 * confidence;
 
   const std::string label = "confirm " + report.run_uuid.substr(0, 8);
   const json suite = {
@@ -115,8 +120,10 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
   close(fd);
   std::ofstream(path) << suite.dump(2) << "\n";
   if (!options.quiet) {
-    fmt::print(stderr, "[check] stage 2: {} flagged benchmark(s), a paired A/B each against {}\n",
-               flagged.size(), last_good);
+    fmt::print(stderr,
+               "[check] stage 2: {} flagged benchmark(s), a paired A/B each against {}, decided "
+               "at {:g} % ({:g} % false alarms per run over {} A/B(s))\n",
+               flagged.size(), last_good, 100 * confidence, 100 * report.false_alarm, ab_count);
   }
   orchestrator::RunOptions run;
   run.suite_path = path;
@@ -132,29 +139,30 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
 
   const storage::Database db(options.db);
   const std::string ab_run = newest_run_labelled(db, label);
-  const auto analysed = ab_run.empty() ? analysis::RunReport{} : analysis::analyze(db, ab_run);
+  stats::paired::Options level;
+  level.confidence = confidence;
   for (auto* b : flagged) {
     check::Confirmation c;
     c.run_uuid = ab_run;
     c.last_good = last_good;
+    c.confidence = confidence;
+    c.ab_count = ab_count;
     const std::string name = b->experiment + "/" + b->arm;
-    for (const auto& x : analysed.experiments) {
-      if (x.name != name) continue;
-      for (const auto& e : x.effects) {
-        if (e.metric != "time") continue;
-        c.ratio = e.effect.ratio;
-        c.lo = e.effect.lo;
-        c.hi = e.effect.hi;
-      }
-    }
     if (!ab_run.empty()) {
-      const auto p = analysis::paired_time_estimate(db.trials(ab_run, name), name);
+      // The A/B's paired estimate (the run's stored effect is the same at 95 %), at stage 2's
+      // level.
+      const auto p = analysis::paired_time_estimate(db.trials(ab_run, name), name, level);
+      if (p.workers > 0) {
+        c.ratio = p.ratio;
+        c.lo = p.lo;
+        c.hi = p.hi;
+        c.half_width = p.half_width;
+      }
       c.workers = p.workers;
       c.pairs = p.pairs;
       c.dropped = p.dropped;
-      c.half_width = p.half_width;
     }
-    c.decision = detect::decide(c.ratio, c.lo, c.hi, report.threshold);
+    c.decision = detect::decide(c.ratio, c.lo, c.hi, report.threshold, confidence);
     b->status = c.decision.status;
     b->confirmation = c;
   }

@@ -16,7 +16,7 @@ namespace tunebench::cli {
 struct ConfirmOptions {
   std::string db;
   std::string last_good;  // the last-good tunebench executable
-  double budget_s = 240;  // per flagged benchmark: seconds its workers may take in all
+  double budget_s = 480;  // per flagged benchmark: seconds its workers may take in all
   int workers = 4;        // planned workers (resident pairs) per flagged benchmark
   bool quiet = false;
   std::string command_line;

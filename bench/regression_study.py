@@ -50,6 +50,7 @@ import math
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -194,8 +195,8 @@ def main():
                    help="A/A nights that calibrate the floors first (a new history only)")
     p.add_argument("--checks", type=int, default=10, help="injected nights per slowdown")
     p.add_argument("--slowdowns", type=int, nargs="*", default=[5, 3], help="per cent")
-    p.add_argument("--budget", type=float, default=240,
-                   help="stage 2 seconds per flag (240: ci/nightly.sh's --confirm-budget)")
+    p.add_argument("--budget", type=float, default=480,
+                   help="stage 2 seconds per flag (480: ci/nightly.sh's --confirm-budget)")
     p.add_argument("--threshold", type=float, default=5, help="per cent")
     p.add_argument("--confirm-all", action="store_true",
                    help="stage 2 for every benchmark, flagged or not (check --confirm-all); its "
@@ -321,6 +322,13 @@ def read_rows(args):
     return rows
 
 
+def stated_se(c):
+    """An A/B's stated standard error of its log ratio, from its interval at the level stage 2
+    decided at (checks before the run-level decision: 95 %)."""
+    z = statistics.NormalDist().inv_cdf(1 - (1 - c.get("confidence", 0.95)) / 2)
+    return (math.log(c["hi"]) - math.log(c["lo"])) / (2 * z)
+
+
 def stage1_flag(b):
     """Whether stage 1 alone flagged the benchmark: under --confirm-all every benchmark is sent
     to stage 2 ("flagged"); the check says stage 1's own flag ("stage1_flagged", since the
@@ -370,13 +378,18 @@ def summarize(args, rows):
         rows[key] = clean
     # Checks whose stage 2 took only the flagged benchmarks, then those with --confirm-all (every
     # benchmark A/B'd), apart: they answer different questions.
-    for confirm_all in (False, True):
-        mode = {k: [r for r in v if bool(r.get("session", {}).get("confirm_all")) == confirm_all]
+    # And checks whose stage 2 decided at the run's level (the false-alarm rate split over its
+    # A/Bs, since the confirmation carries its "confidence") apart from those at 95 % per A/B.
+    for confirm_all, level in ((False, False), (True, False), (False, True), (True, True)):
+        mode = {k: [r for r in v if bool(r.get("session", {}).get("confirm_all")) == confirm_all
+                    and run_level(r) == level]
                 for k, v in rows.items()}
         if not any(mode.values()):
             continue
-        if confirm_all:
-            print("\n**With --confirm-all** (stage 2 for every benchmark, flagged or not):")
+        print("\n**" + ("With --confirm-all** (stage 2 for every benchmark, flagged or not)"
+                        if confirm_all else "Stage 2 for the flagged benchmarks**") +
+              (", deciding at the run's level (1 % false alarms per run split over its A/Bs):"
+               if level else ", deciding at 95 % per A/B:"))
         plain = {k: v for k, v in mode.items() if not str(k).endswith("-loaded")}
         plain.setdefault("aa", [])
         for pct in args.slowdowns:
@@ -389,6 +402,32 @@ def summarize(args, rows):
             loaded = {("aa" if k == "aa" else int(k)): v for k, v in loaded.items()}
             loaded.setdefault("aa", [])
             summarize_group(args, loaded, "loaded ", [p for p in args.slowdowns if p in loaded])
+
+
+def run_level(r):
+    """Whether the check's stage 2 decided at the run's level (its confirmations say their
+    confidence); checks before that decided each A/B at 95 %."""
+    return any("confidence" in (b.get("confirmation") or {}) for b in r["benchmarks"])
+
+
+def redecided(r, threshold_pct, false_alarm=0.01):
+    """A check's answers had its stage 2 decided at the run's level: each A/B's interval widened
+    from its 95 % to 1 − 2·false_alarm/A/Bs (normal quantiles) on the same data. Sampled to the
+    95 % target, so with less power than stage 2 at that level would have; the false-alarm side
+    is the rule's own (the stopping never looked at the estimate)."""
+    confirmed = [b for b in r["benchmarks"] if (b.get("confirmation") or {}).get("hi")]
+    z = statistics.NormalDist().inv_cdf(1 - false_alarm / max(len(confirmed), 1))
+    out = {}
+    for b in r["benchmarks"]:
+        c = b.get("confirmation") or {}
+        if not c.get("hi"):
+            out[(b["experiment"], b["arm"])] = b["status"]
+            continue
+        log, se = math.log(c["ratio"]), stated_se(c)
+        lo, hi = math.exp(log - z * se), math.exp(log + z * se)
+        out[(b["experiment"], b["arm"])] = ("no regression" if hi < 1 + threshold_pct / 100 else
+                                            "regression" if lo > 1 else "unknown")
+    return out
 
 
 def summarize_group(args, rows, prefix, slowdowns):
@@ -418,6 +457,26 @@ def summarize_group(args, rows, prefix, slowdowns):
         print(f"| {pct} % injected: confirmed as regression | {rate(hit, len(rs))} |")
         print(f"| {pct} % injected: flagged by stage 1 | {rate(flag, len(rs))} |")
         print(f"| {pct} % nights: other benchmarks called regressions | {rate(other_false, others)} |")
+    # Checks decided at 95 % per A/B: what the run-level rule would have said on the same A/Bs.
+    checked = [r for key in ["aa", *slowdowns] for r in rows.get(key, [])]
+    if checked and not any(run_level(r) for r in checked) and any(
+            (b.get("confirmation") or {}).get("hi") for r in checked for b in r["benchmarks"]):
+        answers = {id(r): redecided(r, args.threshold) for r in checked}
+        false = sum(v == "regression" for r in aa for v in answers[id(r)].values())
+        runs_false = sum(any(v == "regression" for v in answers[id(r)].values()) for r in aa)
+        unknown = sum(v == "unknown" for r in checked for v in answers[id(r)].values())
+        print(f"| re-decided at the run's level on the same A/Bs (1 % per run over each check's "
+              f"A/Bs; sampled for 95 %, so with less power): A/A false alarms per benchmark "
+              f"check / per run | {rate(false, bench_checks)} / {rate(runs_false, len(aa))} |")
+        for pct in slowdowns:
+            rs = rows[pct]
+            hit = sum(answers[id(r)][tuple(r["injected"])] == "regression" for r in rs)
+            others = [v for r in rs for k, v in answers[id(r)].items() if list(k) != r["injected"]]
+            print(f"| re-decided: {pct} % injected confirmed / other benchmarks called "
+                  f"regressions | {rate(hit, len(rs))} / "
+                  f"{rate(sum(v == 'regression' for v in others), len(others))} |")
+        total = sum(len(answers[id(r)]) for r in checked)
+        print(f"| re-decided: unknown | {rate(unknown, total)} |")
     # Stage 2's A/Bs of every check of this group: how far they got.
     abs_ = [b["confirmation"] for key in ["aa", *slowdowns] for r in rows.get(key, [])
             for b in r["benchmarks"]
@@ -425,7 +484,8 @@ def summarize_group(args, rows, prefix, slowdowns):
     if abs_:
         widths = sorted(100 * c["half_width"] for c in abs_)
         workers = sorted(c["workers"] for c in abs_)
-        print(f"| stage 2's A/Bs: half-width (min / median / max), resident process pairs "
+        print(f"| stage 2's A/Bs: half-width at the level decided on (min / median / max), "
+              f"resident process pairs "
               f"(median, max) | ±{widths[0]:.1f} / ±{widths[len(widths) // 2]:.1f} / "
               f"±{widths[-1]:.1f} %, {workers[len(workers) // 2]} and {workers[-1]} pairs, "
               f"{len(abs_)} A/Bs |")
@@ -433,7 +493,7 @@ def summarize_group(args, rows, prefix, slowdowns):
     # slowed (every A/A benchmark, the others of an injected night) measure the ratio 1, so their
     # log ratios divided by their stated standard errors should spread with sd 1.
     null = [(math.log(b["confirmation"]["ratio"]),
-             (math.log(b["confirmation"]["hi"]) - math.log(b["confirmation"]["lo"])) / 3.92)
+             stated_se(b["confirmation"]))
             for key in ["aa", *slowdowns] for r in rows.get(key, []) for b in r["benchmarks"]
             if (b.get("confirmation") or {}).get("ratio") and b["confirmation"].get("hi")
             and [b["experiment"], b["arm"]] != r.get("injected")]
@@ -457,7 +517,7 @@ def summarize_group(args, rows, prefix, slowdowns):
                 c = b.get("confirmation") or {}
                 if c.get("ratio") and c.get("hi") and [b["experiment"], b["arm"]] != r.get("injected"):
                     per.setdefault(f"{b['experiment']}/{b['arm']}", []).append(
-                        (math.log(c["ratio"]), (math.log(c["hi"]) - math.log(c["lo"])) / 3.92))
+                        (math.log(c["ratio"]), stated_se(c)))
     for name, v in sorted(per.items()):
         if len(v) < 3:
             continue

@@ -13,7 +13,7 @@
 #                  results/last-good). A night that passes replaces it; a night without one runs
 #                  stage 1 alone and keeps its build. The example workflow caches it beside the
 #                  database.
-# --confirm-budget S  seconds of workers per flagged benchmark in stage 2 (default 240).
+# --confirm-budget S  seconds of workers per flagged benchmark in stage 2 (default 480).
 # --calibrate N  first make N A/A runs of the suite and store its noise floors (do this once per
 #                host and software, e.g. after a LibTorch upgrade; check is quieter with them).
 # The first night has no baseline: it is stored, reported, and the job passes saying so. The
@@ -32,7 +32,7 @@ baseline=last:5
 threshold=5
 calibrate=0
 last_good=results/last-good
-confirm_budget=240
+confirm_budget=480
 setup=1
 while [[ $# -gt 0 ]]; do
   case $1 in

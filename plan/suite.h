@@ -100,6 +100,11 @@ struct Experiment {
   // percentage from 0.1 to 50; default 2: ±2 %). `tunebench check`'s confirmation sets it so that
   // a settled interval always decides its question (analysis/detect.h, confirm_target).
   double target = 0.02;
+  // paired: the level of the interval the stopping rule measures against the target (the
+  // "confidence_pct" field, 50 to 99.9999; default 95). Stage 2 of `tunebench check` raises it to
+  // split the run's false-alarm rate over its A/Bs (detect::confirm_confidence). The run's stored
+  // effects stay 95 % intervals.
+  double confidence = 0.95;
   bool aa = false;             // an A/A control: both arms run the knob's ON setting
   int slowdown = 0;            // a positive control: the ON arm PCT % slower (knobs.h)
   std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)

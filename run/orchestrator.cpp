@@ -526,14 +526,15 @@ std::vector<TrialResult> run_resident(const TrialSpec& off, const TrialSpec& on,
 struct Sampling {
   double budget_s = 0;
   int max_workers = 0;
-  double target = 0.02;  // the half-width to reach
+  double target = 0.02;      // the half-width to reach
+  double confidence = 0.95;  // of the interval whose half-width it is
 };
 using SamplingMap = std::map<std::string, Sampling>;
 
 SamplingMap sampling_of(const plan::Plan& plan) {
   SamplingMap out;
   for (const auto& [x, not_applicable] : plan.experiments) {
-    if (x.design != "processes") out[x.name] = {x.budget_s, x.max_workers, x.target};
+    if (x.design != "processes") out[x.name] = {x.budget_s, x.max_workers, x.target, x.confidence};
   }
   return out;
 }
@@ -682,18 +683,21 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
   if (found == sampling_.end()) return true;
   const Sampling& limits = found->second;
   for (;;) {
+    stats::paired::Options target;
+    target.target = limits.target;
+    target.confidence = limits.confidence;
     const auto stored = db_.trials(run_uuid_, off.experiment);
-    const stats::paired::Effect e = analysis::paired_time_estimate(stored, off.experiment);
+    const stats::paired::Effect e = analysis::paired_time_estimate(stored, off.experiment, target);
     int workers = 0;
     for (const auto& t : stored) workers = std::max(workers, t.spec.process_index + 1);
     const double spent = experiment_seconds_[off.experiment];
     // Fewer workers with kept pairs than an interval needs: no width to speak of yet.
     const bool has_interval = std::isfinite(e.lo) && std::isfinite(e.hi) && e.lo > 0;
-    const std::string width =
-        has_interval ? fmt::format("±{:.1f}%", 100 * e.half_width) : "no interval";
+    std::string width = has_interval ? fmt::format("±{:.1f}%", 100 * e.half_width) : "no interval";
+    if (has_interval && limits.confidence != 0.95) {
+      width += fmt::format(" ({:g} % interval)", 100 * limits.confidence);
+    }
     std::string stop;
-    stats::paired::Options target;
-    target.target = limits.target;
     if (stats::paired::settled(e, target)) {
       stop = "settled";
     } else if (e.workers == 0 && e.dropped == 0) {

@@ -179,6 +179,18 @@ TEST(Detect, StageTwoDecidesRegressionNoRegressionOrUnknown) {
   EXPECT_EQ(decide(NAN, NAN, NAN, 0.05).status, "unknown");
   // The interval is what decides, never the estimate alone.
   EXPECT_EQ(decide(1.06, 0.99, 1.13, 0.05).status, "unknown");
+  // The answer says the interval's level.
+  EXPECT_NE(decide(1.05, 1.03, 1.07, 0.05, 0.995).why.find("(99.5 % interval)"), std::string::npos);
+}
+
+// Stage 2's level splits the run's false-alarm rate over its A/Bs: one-sided rate/k per A/B.
+TEST(Detect, StageTwosLevelSplitsTheRunsFalseAlarmRateOverItsAbs) {
+  EXPECT_DOUBLE_EQ(confirm_confidence(0.01, 1), 0.98);
+  EXPECT_DOUBLE_EQ(confirm_confidence(0.01, 4), 0.995);
+  EXPECT_DOUBLE_EQ(confirm_confidence(0.05, 2), 0.95);
+  EXPECT_THROW(confirm_confidence(0.01, 0), std::invalid_argument);
+  EXPECT_THROW(confirm_confidence(0, 4), std::invalid_argument);
+  EXPECT_THROW(confirm_confidence(0.5, 4), std::invalid_argument);
 }
 
 // Sampling to confirm_target always ends decided: an interval no wider than it cannot hold both

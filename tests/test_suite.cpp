@@ -54,8 +54,8 @@ TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
           one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "batchsize": 3})")),
       "s.json: /experiments/0/batchsize: unknown field \"batchsize\"; valid fields: processes, "
       "warmup, samples, iterations, timeout_s, batch, mode, model, preset, options, settings, "
-      "device, design, workers, blocks, block_samples, budget_s, max_workers, target_pct, name, "
-      "knob, "
+      "device, design, workers, blocks, block_samples, budget_s, max_workers, target_pct, "
+      "confidence_pct, name, knob, "
       "factorial, arms, aa, slowdown");
   EXPECT_EQ(
       error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "samples": -1})")),
@@ -288,6 +288,15 @@ TEST(Suite, APairedExperimentsSamplingBudgetAndMostWorkers) {
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
                              "target_pct": 0})")),
             "s.json: /experiments/0/target_pct: must be a number from 0.1 to 50, got 0");
+  // ... at the level of a 95 % interval unless it says otherwise (stage 2 of check does).
+  EXPECT_DOUBLE_EQ(plain.confidence, 0.95);
+  EXPECT_DOUBLE_EQ(first(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                             "design": "paired", "confidence_pct": 99.5})")
+                       .confidence,
+                   0.995);
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                             "confidence_pct": 100})")),
+            "s.json: /experiments/0/confidence_pct: must be a number from 50 to 99.9999, got 100");
 }
 
 TEST(Suite, AaControlsRunTheSameArmTwice) {
