@@ -8,7 +8,6 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "analysis/analysis.h"
 #include "analysis/effects.h"
 #include "app/commands.h"
 #include "knobs/cuda.h"
