@@ -420,12 +420,19 @@ std::string format(const Report& r, const std::string& format) {
       json confirmation = nullptr;
       if (b.confirmation) {
         const auto& c = *b.confirmation;
-        confirmation = {{"run", c.run_uuid},      {"last_good", c.last_good},
-                        {"ratio", num(c.ratio)},  {"lo", num(c.lo)},
-                        {"hi", num(c.hi)},        {"half_width", num(c.half_width)},
-                        {"workers", c.workers},   {"pairs", c.pairs},
-                        {"dropped", c.dropped},   {"confidence", c.confidence},
-                        {"ab_count", c.ab_count}, {"status", c.decision.status},
+        confirmation = {{"run", c.run_uuid},
+                        {"last_good", c.last_good},
+                        {"ratio", num(c.ratio)},
+                        {"lo", num(c.lo)},
+                        {"hi", num(c.hi)},
+                        {"half_width", num(c.half_width)},
+                        {"workers", c.workers},
+                        {"pairs", c.pairs},
+                        {"dropped", c.dropped},
+                        {"confidence", c.confidence},
+                        {"ab_count", c.ab_count},
+                        {"looks", c.looks},
+                        {"status", c.decision.status},
                         {"why", c.decision.why}};
       }
       benchmarks.push_back({{"experiment", b.experiment},
@@ -566,9 +573,9 @@ std::string format(const Report& r, const std::string& format) {
         md ? "\n- " : "", md ? md_escape(b.experiment) : b.experiment, b.arm, c.last_good,
         std::isfinite(c.lo)
             ? fmt::format("{:.4f}x [{:.4f}, {:.4f}] ({:g} % interval: {:g} % false alarms per "
-                          "run over {} A/B{})",
+                          "run over {} A/B{} and {} look{})",
                           c.ratio, c.lo, c.hi, 100 * c.confidence, 100 * r.false_alarm, c.ab_count,
-                          c.ab_count == 1 ? "" : "s")
+                          c.ab_count == 1 ? "" : "s", c.looks, c.looks == 1 ? "" : "s")
             : "no interval",
         c.workers, c.pairs, c.dropped, c.run_uuid);
   }

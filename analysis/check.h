@@ -50,9 +50,11 @@ struct Confirmation {
   double ratio = NAN, lo = NAN, hi = NAN;  // this build / last-good, interval at `confidence`
   double half_width = NAN;                 // of that interval
   // The level stage 2 decides at: the run's false-alarm rate over its A/Bs
-  // (detect::confirm_confidence). The A/B run's stored effect is its 95 % interval.
+  // (detect::confirm_confidence), and each A/B's share over its looks (detect::decision_looks).
+  // The A/B run's stored effect is its 95 % interval.
   double confidence = 0.95;
   int ab_count = 1;  // the A/Bs of the stage-2 run it is split over
+  int looks = 1;     // the looks of each A/B it is split over
   int workers = 0, pairs = 0, dropped = 0;
   detect::Decision decision;
 };

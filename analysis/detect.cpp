@@ -122,6 +122,23 @@ double confirm_confidence(double false_alarm, int ab_count) {
   return 1 - 2 * false_alarm / ab_count;
 }
 
+Looks decision_looks(double confidence, int max_workers) {
+  if (!(confidence > 0 && confidence < 1)) {
+    throw std::invalid_argument(
+        fmt::format("the confidence must lie in (0, 1), got {}", confidence));
+  }
+  Looks looks;
+  for (int n = kFirstLook; n <= max_workers; n *= 2) looks.at.push_back(n);
+  looks.count = static_cast<int>(looks.at.size()) + 1;
+  looks.confidence = 1 - (1 - confidence) / looks.count;
+  return looks;
+}
+
+bool at_look(const Looks& looks, int before, int workers) {
+  return std::any_of(looks.at.begin(), looks.at.end(),
+                     [&](int n) { return before < n && n <= workers; });
+}
+
 double critical_ratio(const Floor& floor, int baseline_runs, double false_alarm) {
   require_floor(floor, baseline_runs);
   const double t = t_quantile(1 - false_alarm, floor.runs - 1);

@@ -101,6 +101,27 @@ double confirm_target(double threshold);
 // for four.
 double confirm_confidence(double false_alarm, int ab_count);
 
+// Stage 2 decides as soon as it can (a sequential design with a union bound). Stopping when an
+// interval first decides would, at a fixed level, raise the error rates with every look; so an
+// A/B looks at a few counts fixed in advance — kFirstLook workers, then each doubling up to
+// max_workers — and at its last worker (when its target, budget or max_workers stops it), and
+// every interval it looks at is at 1 − (1 − confidence) / looks. All of them then hold the truth
+// together with probability at least `confidence`, so the decision at whichever look stops is as
+// sure as a single one at `confidence`. An A/B whose answer is clear (an unchanged build, a
+// slowdown well beyond the threshold) stops at 16–128 workers where sampling to confirm_target
+// took 170–480; one near the threshold samples on to the target at the wider level
+// ((z_look / z)²: ~1.4× the pairs for one A/B at 1 %).
+inline constexpr int kFirstLook = 16;
+struct Looks {
+  std::vector<int> at;       // worker counts: 16, 32, 64, … up to max_workers
+  int count = 1;             // at.size() + 1: the last worker is a look too
+  double confidence = 0.95;  // of every interval looked at
+};
+Looks decision_looks(double confidence, int max_workers);
+// Whether sampling that went from `before` to `workers` workers passed a look (every look passed
+// counts once, so a resumed run that skips some still looks at most `count` times).
+bool at_look(const Looks& looks, int before, int workers);
+
 // The most likely single step change in a series of run medians (oldest first): the split that
 // maximises the t statistic of the difference of mean log medians, with a permutation p-value
 // (the same statistic maximised over splits of shuffled series) and a bootstrap interval of the

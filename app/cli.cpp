@@ -175,8 +175,10 @@ Subcommand add_check(CLI::App& app, const std::string& command_line) {
       ->capture_default_str();
   cmd->add_option("--false-alarm", o->false_alarm_pct,
                   "false alarms per run in per cent: split over the benchmarks compared by "
-                  "stage 1's calibrated noise-floor test, and over stage 2's A/Bs (each decides "
-                  "on its interval at 1 - 2*rate/A/Bs, so one A/B at 1 % decides at 98 %)")
+                  "stage 1's calibrated noise-floor test, and over stage 2's A/Bs and their looks "
+                  "(each A/B looks at 16, 32, 64, ... workers and its last, stops at the first "
+                  "look that decides, and decides on intervals at 1 - 2*rate/A/Bs/looks: one "
+                  "A/B at 1 % with 7 looks decides at 99.71 %)")
       ->capture_default_str();
   cmd->add_flag("--no-store", o->no_store,
                 "do not store the findings in the database's regressions table");

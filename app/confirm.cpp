@@ -48,7 +48,9 @@ json ab_experiment(const storage::Database::StoredTrial& t, const std::string& l
             // Its budget or its target stops it, not a count of workers: the default 32 pairs of
             // a tiny benchmark took ~60 s, so a 240-s budget never came into play.
             {"max_workers", suite::kMostWorkers},
-            {"target_pct", 100 * detect::confirm_target(report.threshold)}};
+            {"target_pct", 100 * detect::confirm_target(report.threshold)},
+            // and stops at the first of its looks that decides (detect::decision_looks)
+            {"decide_pct", 100 * report.threshold}};
   if (t.spec.pairing.paired()) {
     x["blocks"] = t.spec.pairing.blocks;
     x["block_samples"] = t.spec.pairing.block_samples;
@@ -100,10 +102,12 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
     }
   }
   if (flagged.empty()) return;
-  // Stage 2 spends the run's false-alarm rate on its A/Bs: each samples on until its interval at
-  // that level is narrow enough to decide, and decides on it.
+  // Stage 2 spends the run's false-alarm rate on its A/Bs, and each A/B's share on its looks:
+  // each samples on until an interval at that level decides at a look or is narrow enough to
+  // decide, and decides on it.
   const int ab_count = static_cast<int>(flagged.size());
   const double confidence = detect::confirm_confidence(report.false_alarm, ab_count);
+  const detect::Looks looks = detect::decision_looks(confidence, suite::kMostWorkers);
   for (auto& x : experiments) x["confidence_pct"] = 100 * confidence;
 
   const std::string label = "confirm " + report.run_uuid.substr(0, 8);
@@ -121,8 +125,10 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
   if (!options.quiet) {
     fmt::print(stderr,
                "[check] stage 2: {} flagged benchmark(s), a paired A/B each against {}, decided "
-               "at {:g} % ({:g} % false alarms per run over {} A/B(s))\n",
-               flagged.size(), last_good, 100 * confidence, 100 * report.false_alarm, ab_count);
+               "at {:g} % ({:g} % false alarms per run over {} A/B(s) and {} looks each: {} "
+               "workers and every doubling, and the last)\n",
+               flagged.size(), last_good, 100 * looks.confidence, 100 * report.false_alarm,
+               ab_count, looks.count, detect::kFirstLook);
   }
   orchestrator::RunOptions run;
   run.suite_path = path;
@@ -139,17 +145,18 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
   const storage::Database db(options.db);
   const std::string ab_run = newest_run_labelled(db, label);
   stats::paired::Options level;
-  level.confidence = confidence;
+  level.confidence = looks.confidence;
   for (auto* b : flagged) {
     check::Confirmation c;
     c.run_uuid = ab_run;
     c.last_good = last_good;
-    c.confidence = confidence;
+    c.confidence = looks.confidence;
     c.ab_count = ab_count;
+    c.looks = looks.count;
     const std::string name = b->experiment + "/" + b->arm;
     if (!ab_run.empty()) {
-      // The A/B's paired estimate (the run's stored effect is the same at 95 %), at stage 2's
-      // level.
+      // The A/B's paired estimate (the run's stored effect is the same at 95 %), at the level
+      // of its looks.
       const auto p = analysis::paired_time_estimate(db.trials(ab_run, name), name, level);
       if (p.workers > 0) {
         c.ratio = p.ratio;
@@ -161,7 +168,7 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
       c.pairs = p.pairs;
       c.dropped = p.dropped;
     }
-    c.decision = detect::decide(c.ratio, c.lo, c.hi, report.threshold, confidence);
+    c.decision = detect::decide(c.ratio, c.lo, c.hi, report.threshold, looks.confidence);
     b->status = c.decision.status;
     b->confirmation = c;
   }

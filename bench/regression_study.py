@@ -348,19 +348,22 @@ def run_labels(args):
 
 def summarize(args, rows):
     print(f"\nchecks in {args.out}/checks.jsonl, by session:\n")
-    print("| session (UTC) | build | host | stage 2 for | stage 2 budget | A/A nights | checks |\n"
-          "|---|---|---|---|---|---|---|")
+    print("| session (UTC) | build | host | stage 2 for | stage 2 decides | stage 2 budget | "
+          "A/A nights | checks |\n|---|---|---|---|---|---|---|---|")
     sessions = {}
     for r in (r for rs in rows.values() for r in rs):
         s = r.get("session", {"started": "before sessions were recorded"})
         key = s["started"]
-        entry = sessions.setdefault(key, [s, 0, 0])
+        entry = sessions.setdefault(key, [s, 0, 0, set()])
         entry[1] = max(entry[1], r.get("aa_nights_stored", 0))
         entry[2] += 1
+        entry[3].add(rule(r))
+    said = {"95": "95 % per A/B", "run": "at the run's level", "looks": "run's level, at looks"}
     for key in sorted(sessions):
-        s, nights, n = sessions[key]
+        s, nights, n, rules = sessions[key]
         print(f"| {key} | {s.get('commit', '?')} | {s.get('host', '?')} | "
               f"{'every benchmark' if s.get('confirm_all') else 'flagged ones'} | "
+              f"{', '.join(said[x] for x in sorted(rules))} | "
               f"{s.get('budget_s', '?')} s | {nights or '?'} | {n} |")
     # An A/A check is one only if its baseline window held A/A nights alone: the first checks of an
     # extension look back over the injected nights of the session before. Checks say their
@@ -380,34 +383,55 @@ def summarize(args, rows):
     # benchmark A/B'd), apart: they answer different questions.
     # And checks whose stage 2 decided at the run's level (the false-alarm rate split over its
     # A/Bs, since the confirmation carries its "confidence") apart from those at 95 % per A/B.
-    for confirm_all, level in ((False, False), (True, False), (False, True), (True, True)):
-        mode = {k: [r for r in v if bool(r.get("session", {}).get("confirm_all")) == confirm_all
-                    and run_level(r) == level]
-                for k, v in rows.items()}
-        if not any(mode.values()):
-            continue
-        print("\n**" + ("With --confirm-all** (stage 2 for every benchmark, flagged or not)"
-                        if confirm_all else "Stage 2 for the flagged benchmarks**") +
-              (", deciding at the run's level (1 % false alarms per run split over its A/Bs):"
-               if level else ", deciding at 95 % per A/B:"))
-        plain = {k: v for k, v in mode.items() if not str(k).endswith("-loaded")}
-        plain.setdefault("aa", [])
-        for pct in args.slowdowns:
-            plain.setdefault(pct, [])
-        summarize_group(args, plain, "", args.slowdowns)
-        loaded = {k.removesuffix("-loaded"): v for k, v in mode.items()
-                  if str(k).endswith("-loaded") and v}
-        if loaded:
-            print("\nWith the host loaded by a compile (--loaded):")
-            loaded = {("aa" if k == "aa" else int(k)): v for k, v in loaded.items()}
-            loaded.setdefault("aa", [])
-            summarize_group(args, loaded, "loaded ", [p for p in args.slowdowns if p in loaded])
+    # And since 3 December 16:00 those whose A/Bs also stopped at the first of their looks that
+    # decided (the confirmations say their "looks").
+    headings = {"95": ", deciding at 95 % per A/B:",
+                "run": ", deciding at the run's level (1 % false alarms per run split over its "
+                       "A/Bs):",
+                "looks": ", deciding at the run's level at looks (1 % false alarms per run split "
+                         "over its A/Bs and each A/B's looks: 16, 32, … workers and its last; an "
+                         "A/B stops at the first look that decides):"}
+    for level in headings:
+        for confirm_all in (False, True):
+            mode = {k: [r for r in v if bool(r.get("session", {}).get("confirm_all")) == confirm_all
+                        and rule(r) == level]
+                    for k, v in rows.items()}
+            if any(mode.values()):
+                summarize_mode(args, mode, confirm_all, headings[level])
+
+
+def summarize_mode(args, mode, confirm_all, heading):
+    """One table group: checks of one stage-2 mode (flagged or all) and one decision rule."""
+    print("\n**" + ("With --confirm-all** (stage 2 for every benchmark, flagged or not)"
+                    if confirm_all else "Stage 2 for the flagged benchmarks**") + heading)
+    plain = {k: v for k, v in mode.items() if not str(k).endswith("-loaded")}
+    plain.setdefault("aa", [])
+    for pct in args.slowdowns:
+        plain.setdefault(pct, [])
+    summarize_group(args, plain, "", args.slowdowns)
+    loaded = {k.removesuffix("-loaded"): v for k, v in mode.items()
+              if str(k).endswith("-loaded") and v}
+    if loaded:
+        print("\nWith the host loaded by a compile (--loaded):")
+        loaded = {("aa" if k == "aa" else int(k)): v for k, v in loaded.items()}
+        loaded.setdefault("aa", [])
+        summarize_group(args, loaded, "loaded ", [p for p in args.slowdowns if p in loaded])
+
+
+def rule(r):
+    """How the check's stage 2 decided: "looks" (at the run's level, each A/B stopping at the
+    first of its looks that decides: its confirmations say their looks), "run" (at the run's
+    level, sampled to the target: they say their confidence), "95" (each A/B at 95 %, before)."""
+    confirmations = [b.get("confirmation") or {} for b in r["benchmarks"]]
+    if any("looks" in c for c in confirmations):
+        return "looks"
+    return "run" if any("confidence" in c for c in confirmations) else "95"
 
 
 def run_level(r):
-    """Whether the check's stage 2 decided at the run's level (its confirmations say their
-    confidence); checks before that decided each A/B at 95 %."""
-    return any("confidence" in (b.get("confirmation") or {}) for b in r["benchmarks"])
+    """Whether the check's stage 2 decided at the run's level (with or without looks); checks
+    before that decided each A/B at 95 %."""
+    return rule(r) != "95"
 
 
 def redecided(r, threshold_pct, false_alarm=0.01):

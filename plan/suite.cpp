@@ -136,10 +136,10 @@ void check_setting_models(const Context& ctx, const json& settings, const std::s
 }
 
 const std::vector<std::string> kSharedFields{
-    "processes",     "warmup",   "samples",     "iterations", "timeout_s",
-    "batch",         "mode",     "model",       "preset",     "options",
-    "settings",      "device",   "design",      "workers",    "blocks",
-    "block_samples", "budget_s", "max_workers", "target_pct", "confidence_pct"};
+    "processes",  "warmup",         "samples",   "iterations",    "timeout_s", "batch",
+    "mode",       "model",          "preset",    "options",       "settings",  "device",
+    "design",     "workers",        "blocks",    "block_samples", "budget_s",  "max_workers",
+    "target_pct", "confidence_pct", "decide_pct"};
 
 // The fields an experiment shares with "defaults" (`merged`): model, mode, counts, settings.
 void parse_shared(const Context& ctx, const json& merged, const std::string& where, Experiment& x) {
@@ -182,6 +182,7 @@ void parse_shared(const Context& ctx, const json& merged, const std::string& whe
   x.budget_s = number<double>(ctx, merged, where, "budget_s", 60, 0, 7 * 24 * 3600);
   x.target = number<double>(ctx, merged, where, "target_pct", 2, 0.1, 50) / 100;
   x.confidence = number<double>(ctx, merged, where, "confidence_pct", 95, 50, 99.9999) / 100;
+  x.decide = number<double>(ctx, merged, where, "decide_pct", 0, 0, 50) / 100;
   x.max_workers =
       number<int>(ctx, merged, where, "max_workers", std::max(32, x.workers), 1, kMostWorkers);
   if (x.max_workers < x.workers) {

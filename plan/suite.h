@@ -105,6 +105,12 @@ struct Experiment {
   // split the run's false-alarm rate over its A/Bs (detect::confirm_confidence). The run's stored
   // effects stay 95 % intervals.
   double confidence = 0.95;
+  // paired: stop as soon as the interval decides whether ON is slower by this fraction (the
+  // "decide_pct" field, a percentage up to 50; 0, the default: off). Sampling then looks at
+  // 16, 32, 64, … workers and at its last, with every interval at the experiment's confidence
+  // split over those looks (detect::decision_looks), and stops at the first look whose interval
+  // decides (detect::decide). `tunebench check` sets it to its threshold for stage 2.
+  double decide = 0;
   bool aa = false;             // an A/A control: both arms run the knob's ON setting
   int slowdown = 0;            // a positive control: the ON arm PCT % slower (knobs.h)
   std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)

@@ -20,6 +20,7 @@
 #include <random>
 #include <set>
 
+#include "analysis/detect.h"
 #include "analysis/effects.h"
 #include "core/liveness.h"
 #include "core/multiproc.h"
@@ -528,13 +529,15 @@ struct Sampling {
   int max_workers = 0;
   double target = 0.02;      // the half-width to reach
   double confidence = 0.95;  // of the interval whose half-width it is
+  double decide = 0;         // > 0: stop at the first look that decides (suite.h, decide_pct)
 };
 using SamplingMap = std::map<std::string, Sampling>;
 
 SamplingMap sampling_of(const plan::Plan& plan) {
   SamplingMap out;
   for (const auto& [x, not_applicable] : plan.experiments) {
-    if (x.design != "processes") out[x.name] = {x.budget_s, x.max_workers, x.target, x.confidence};
+    if (x.design != "processes")
+      out[x.name] = {x.budget_s, x.max_workers, x.target, x.confidence, x.decide};
   }
   return out;
 }
@@ -674,18 +677,23 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
 // more workers at a time (one OFF-first, one ON-first, so the order stays balanced) until its
 // interval is within its target, ±2 % by default (stats::paired::settled: the width only, never the
 // estimate), or its workers have taken its budget_s, or it has max_workers, or the run's
-// --budget is spent. What stops it is said; an experiment left wider than the target is stored
-// as "not precise enough (±x %)" unless its interval excludes 1. `off` and `on` are the
+// --budget is spent. With decide_pct (stage 2 of the check), it also stops at the first of its
+// fixed looks whose interval decides, every interval then at the look level
+// (detect::decision_looks). What stops it is said; an experiment left wider than the target is
+// stored as "not precise enough (±x %)" unless its interval excludes 1. `off` and `on` are the
 // experiment's last planned worker: the new workers are copies of it. False when the run must
 // stop (as run_unit).
 bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
   const auto found = sampling_.find(off.experiment);
   if (found == sampling_.end()) return true;
   const Sampling& limits = found->second;
+  std::optional<detect::Looks> looks;
+  if (limits.decide > 0) looks = detect::decision_looks(limits.confidence, limits.max_workers);
+  int looked_at = 0;  // workers at the last pass: a look is a count in looks->at passed since
   for (;;) {
     stats::paired::Options target;
     target.target = limits.target;
-    target.confidence = limits.confidence;
+    target.confidence = looks ? looks->confidence : limits.confidence;
     const auto stored = db_.trials(run_uuid_, off.experiment);
     const stats::paired::Effect e = analysis::paired_time_estimate(stored, off.experiment, target);
     int workers = 0;
@@ -694,12 +702,18 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
     // Fewer workers with kept pairs than an interval needs: no width to speak of yet.
     const bool has_interval = std::isfinite(e.lo) && std::isfinite(e.hi) && e.lo > 0;
     std::string width = has_interval ? fmt::format("±{:.1f}%", 100 * e.half_width) : "no interval";
-    if (has_interval && limits.confidence != 0.95) {
-      width += fmt::format(" ({:g} % interval)", 100 * limits.confidence);
+    if (has_interval && target.confidence != 0.95) {
+      width += fmt::format(" ({:g} % interval)", 100 * target.confidence);
     }
     std::string stop;
+    const bool look = looks && detect::at_look(*looks, looked_at, workers);
+    looked_at = workers;
+    const std::string answer =
+        look ? detect::decide(e.ratio, e.lo, e.hi, limits.decide, target.confidence).status : "";
     if (stats::paired::settled(e, target)) {
       stop = "settled";
+    } else if (look && answer != "unknown") {
+      stop = fmt::format("decided at a look ({}, threshold {:g} %)", answer, 100 * limits.decide);
     } else if (e.workers == 0 && e.dropped == 0) {
       // (Every pair dropped as contaminated is a busy host: later workers may find it quiet.)
       stop = "not sampled on: no worker has both arms ok";

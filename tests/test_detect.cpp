@@ -193,6 +193,30 @@ TEST(Detect, StageTwosLevelSplitsTheRunsFalseAlarmRateOverItsAbs) {
   EXPECT_THROW(confirm_confidence(0.5, 4), std::invalid_argument);
 }
 
+// Stage 2's looks: 16 workers and every doubling up to max_workers, and the last; the A/B's level
+// split over all of them, so that together they hold the truth at the A/B's level.
+TEST(Detect, StageTwoLooksAtDoublingsAndSplitsItsLevelOverThem) {
+  const Looks looks = decision_looks(0.995, 1000);
+  EXPECT_EQ(looks.at, (std::vector<int>{16, 32, 64, 128, 256, 512}));
+  EXPECT_EQ(looks.count, 7);
+  EXPECT_DOUBLE_EQ(looks.confidence, 1 - 0.005 / 7);
+  // Too few workers for any look: only the last, at the A/B's own level.
+  const Looks none = decision_looks(0.98, 10);
+  EXPECT_TRUE(none.at.empty());
+  EXPECT_EQ(none.count, 1);
+  EXPECT_DOUBLE_EQ(none.confidence, 0.98);
+  // Sampling adds workers two at a time from 4: 14 → 16 passes the first look, 16 → 18 none.
+  EXPECT_TRUE(at_look(looks, 14, 16));
+  EXPECT_FALSE(at_look(looks, 16, 18));
+  EXPECT_FALSE(at_look(looks, 4, 6));
+  // A resumed run that jumps past several looks looks once.
+  EXPECT_TRUE(at_look(looks, 0, 40));
+  int seen = 0;
+  for (int n = 4, before = 0; n <= 1000; before = n, n += 2) seen += at_look(looks, before, n);
+  EXPECT_EQ(seen, 6);
+  EXPECT_THROW(decision_looks(1, 1000), std::invalid_argument);
+}
+
 // Sampling to confirm_target always ends decided: an interval no wider than it cannot hold both
 // 1 and 1 + threshold; a little wider can.
 TEST(Detect, AnIntervalAtTheConfirmTargetAlwaysDecides) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "analysis/analysis.h"
+#include "analysis/detect.h"
 #include "analysis/effects.h"
 #include "run/launch_paths.h"
 #include "run/orchestrator.h"
@@ -514,6 +515,40 @@ TEST(Run, APairedExperimentSamplesOnUntilSettledOrAtItsMostWorkers) {
   ASSERT_EQ(orchestrator::run(options), 0);
   uuid = *db.latest_run_uuid();
   EXPECT_EQ(checked_workers(db.trials(uuid)), 3);
+  std::filesystem::remove_all(dir);
+}
+
+// decide_pct: sampling stops at the first look whose interval decides. A 30 % slower ON arm with
+// a target no interval reaches and a budget it does not spend: without decide_pct it would sample
+// on to max_workers (64); with it, it stops at a look before that (16 workers on a quiet host; 32
+// when a busy one drops pairs), where its interval at the looks' level (95 % over 3 looks) calls
+// the regression, and at every earlier look it did not decide.
+TEST(Run, APairedExperimentWithDecidePctStopsAtTheFirstLookThatDecides) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunebench-decide-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "paired_decide");
+  ASSERT_EQ(orchestrator::run(options), 0);
+  storage::Database db(options.db_path);
+  const std::string uuid = *db.latest_run_uuid();
+  const auto trials = db.trials(uuid);
+  ASSERT_FALSE(trials.empty());
+  const std::string name = trials.front().spec.experiment;
+  const int workers = checked_workers(trials);
+  const detect::Looks looks = detect::decision_looks(0.95, 64);
+  ASSERT_EQ(looks.at, (std::vector<int>{16, 32, 64}));
+  EXPECT_TRUE(workers == 16 || workers == 32) << workers << " workers";
+  stats::paired::Options level;
+  level.confidence = looks.confidence;
+  for (int n : looks.at) {
+    if (n > workers) break;
+    std::vector<storage::Database::StoredTrial> first;
+    for (const auto& t : trials)
+      if (t.spec.process_index < n) first.push_back(t);
+    const auto e = analysis::paired_time_estimate(first, name, level);
+    EXPECT_EQ(detect::decide(e.ratio, e.lo, e.hi, 0.05, level.confidence).status,
+              n == workers ? "regression" : "unknown")
+        << n << " workers: " << e.text;
+  }
   std::filesystem::remove_all(dir);
 }
 

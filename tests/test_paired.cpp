@@ -442,5 +442,89 @@ TEST(PairedSimulation, StageTwoAtTheRunsLevelKeepsFalseAlarmsPerNightNearTheRate
   EXPECT_GE(confirmed, 95);
 }
 
+// Stage 2 deciding at its looks (detect::decision_looks), as the orchestrator samples with
+// decide_pct: on the same host and A/Bs as above, each A/B stops at the first of 16, 32, 64, …
+// workers whose interval decides, or when settled at the target, every interval at the A/B's
+// level split over its looks. Unchanged nights still alarm in about 1 % or fewer, a 5 % slower
+// benchmark is still confirmed, neither is ever called the other way, and A/Bs whose answer is
+// clear stop with fewer workers than sampling to the target took.
+TEST(PairedSimulation, StageTwoDecidingAtLooksKeepsItsRatesWithFewerWorkers) {
+  const double threshold = 0.05, false_alarm = 0.01;
+  const int abs_per_night = 4, nights = 250, most = 400;
+  const double level = detect::confirm_confidence(false_alarm, abs_per_night);
+  const detect::Looks looks = detect::decision_looks(level, most);
+  Options at_looks;
+  at_looks.target = detect::confirm_target(threshold);
+  at_looks.confidence = looks.confidence;
+  Options width_only = at_looks;
+  width_only.confidence = level;
+  struct Answer {
+    std::string status;
+    int workers;
+  };
+  // One A/B, 8 workers at a time up to `most`; with `sequential`, stopping at a deciding look.
+  auto ab = [&](Host& host, double truth, bool sequential) {
+    const Options& o = sequential ? at_looks : width_only;
+    std::vector<std::vector<Sample>> workers = paired_experiment(host, truth, 8, 4, 3);
+    Effect e = estimate(workers, o);
+    int before = 0;
+    for (;;) {
+      const int n = int(workers.size());
+      const bool look = sequential && detect::at_look(looks, before, n);
+      before = n;
+      if (settled(e, o) || n >= most) break;
+      if (look && detect::decide(e.ratio, e.lo, e.hi, threshold, o.confidence).status != "unknown")
+        break;
+      for (auto& w : paired_experiment(host, truth, 8, 4, 3)) workers.push_back(std::move(w));
+      e = estimate(workers, o);
+    }
+    return Answer{detect::decide(e.ratio, e.lo, e.hi, threshold, o.confidence).status,
+                  int(workers.size())};
+  };
+  Host host(20261204, 0.08);
+  int alarmed = 0, unknown = 0, workers = 0;
+  for (int n = 0; n < nights; ++n) {
+    bool any = false;
+    for (int k = 0; k < abs_per_night; ++k) {
+      const Answer a = ab(host, 1.0, true);
+      any |= a.status == "regression";
+      unknown += a.status == "unknown";
+      workers += a.workers;
+    }
+    alarmed += any;
+  }
+  int confirmed = 0, cleared = 0, slowed_workers = 0;
+  const int slowed = 100;
+  for (int n = 0; n < slowed; ++n) {
+    const Answer a = ab(host, 1.05, true);
+    confirmed += a.status == "regression";
+    cleared += a.status == "no regression";
+    slowed_workers += a.workers;
+  }
+  // Sampling to the target alone, at the A/B's level, on the same host.
+  int width_workers = 0, width_slowed_workers = 0;
+  const int compared = 100;
+  for (int n = 0; n < compared; ++n) {
+    width_workers += ab(host, 1.0, false).workers;
+    width_slowed_workers += ab(host, 1.05, false).workers;
+  }
+  const double mean = double(workers) / (nights * abs_per_night),
+               slowed_mean = double(slowed_workers) / slowed,
+               width_mean = double(width_workers) / compared,
+               width_slowed_mean = double(width_slowed_workers) / compared;
+  fmt::print(
+      "stage 2 at looks ({} looks, {:.4f} % each), {} A/Bs a night: unchanged nights alarmed {} "
+      "of {}, unknown A/Bs {} of {}, mean workers {:.0f} (to the target alone: {:.0f}); 5 % "
+      "slower confirmed {} of {}, cleared {}, mean workers {:.0f} (to the target alone: {:.0f})\n",
+      looks.count, 100 * looks.confidence, abs_per_night, alarmed, nights, unknown,
+      nights * abs_per_night, mean, width_mean, confirmed, slowed, cleared, slowed_mean,
+      width_slowed_mean);
+  EXPECT_LE(alarmed, 7);  // 1 % nominal: 2.5 expected of 250, as above
+  EXPECT_GE(confirmed, 95);
+  EXPECT_EQ(cleared, 0);
+  EXPECT_LT(mean, width_mean);
+  EXPECT_LT(slowed_mean, width_slowed_mean);
+}
+
 }  // namespace
 }  // namespace tunebench::stats::paired

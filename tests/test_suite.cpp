@@ -55,7 +55,7 @@ TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
       "s.json: /experiments/0/batchsize: unknown field \"batchsize\"; valid fields: processes, "
       "warmup, samples, iterations, timeout_s, batch, mode, model, preset, options, settings, "
       "device, design, workers, blocks, block_samples, budget_s, max_workers, target_pct, "
-      "confidence_pct, name, knob, "
+      "confidence_pct, decide_pct, name, knob, "
       "factorial, arms, aa, slowdown");
   EXPECT_EQ(
       error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "samples": -1})")),
@@ -297,6 +297,15 @@ TEST(Suite, APairedExperimentsSamplingBudgetAndMostWorkers) {
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
                              "confidence_pct": 100})")),
             "s.json: /experiments/0/confidence_pct: must be a number from 50 to 99.9999, got 100");
+  // Deciding at looks is off unless asked for (stage 2 of check asks, with its threshold).
+  EXPECT_DOUBLE_EQ(plain.decide, 0);
+  EXPECT_DOUBLE_EQ(first(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                             "design": "paired", "decide_pct": 5})")
+                       .decide,
+                   0.05);
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                             "decide_pct": 60})")),
+            "s.json: /experiments/0/decide_pct: must be a number from 0 to 50, got 60");
 }
 
 TEST(Suite, AaControlsRunTheSameArmTwice) {
