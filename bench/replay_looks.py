@@ -37,7 +37,9 @@ def decide(lo, hi, threshold):
     return "regression" if lo > 0 else "unknown"
 
 
-def worker_estimates(db, run):
+def worker_pair_logs(db, run):
+    """{experiment: [the log ratios (ON / OFF) of a worker's block pairs, per worker]}: the mean of
+    a block's samples, its first dropped, against the other arm's block of the pair."""
     rows = db.execute("SELECT t.experiment, t.arm, t.process_index, s.block, s.position, s.seconds "
                       "FROM trials t JOIN samples s ON s.trial_id = t.id "
                       "WHERE t.run_uuid = ? AND t.status = 'ok'", (run,)).fetchall()
@@ -57,8 +59,13 @@ def worker_estimates(db, run):
                 on, off = (first, second) if arms[(experiment, worker)][j] == "on" else (second, first)
                 logs.append(math.log(on / off))
         if logs:
-            out[experiment].append(statistics.mean(logs))
+            out[experiment].append(logs)
     return out
+
+
+def worker_estimates(db, run):
+    return {experiment: [statistics.mean(logs) for logs in workers]
+            for experiment, workers in worker_pair_logs(db, run).items()}
 
 
 def main():

@@ -136,10 +136,10 @@ void check_setting_models(const Context& ctx, const json& settings, const std::s
 }
 
 const std::vector<std::string> kSharedFields{
-    "processes",  "warmup",         "samples",   "iterations",    "timeout_s", "batch",
-    "mode",       "model",          "preset",    "options",       "settings",  "device",
-    "design",     "workers",        "blocks",    "block_samples", "budget_s",  "max_workers",
-    "target_pct", "confidence_pct", "decide_pct"};
+    "processes",  "warmup",         "samples",    "iterations",    "timeout_s", "batch",
+    "mode",       "model",          "preset",     "options",       "settings",  "device",
+    "design",     "workers",        "blocks",     "block_samples", "budget_s",  "max_workers",
+    "target_pct", "confidence_pct", "decide_pct", "heap_offset"};
 
 // The fields an experiment shares with "defaults" (`merged`): model, mode, counts, settings.
 void parse_shared(const Context& ctx, const json& merged, const std::string& where, Experiment& x) {
@@ -183,6 +183,15 @@ void parse_shared(const Context& ctx, const json& merged, const std::string& whe
   x.target = number<double>(ctx, merged, where, "target_pct", 2, 0.1, 50) / 100;
   x.confidence = number<double>(ctx, merged, where, "confidence_pct", 95, 50, 99.9999) / 100;
   x.decide = number<double>(ctx, merged, where, "decide_pct", 0, 0, 50) / 100;
+  const std::string heap = text(ctx, merged, where, "heap_offset", "per_pair", false);
+  if (heap != "per_pair" && heap != "per_process") {
+    ctx.fail(where + "/heap_offset",
+             fmt::format("must be \"per_pair\" (both processes of a resident pair start their "
+                         "heap at one offset, drawn afresh for every pair) or \"per_process\" "
+                         "(each draws its own), got \"{}\"",
+                         heap));
+  }
+  x.heap_offset_per_pair = heap == "per_pair";
   x.max_workers =
       number<int>(ctx, merged, where, "max_workers", std::max(32, x.workers), 1, kMostWorkers);
   if (x.max_workers < x.workers) {

@@ -111,6 +111,13 @@ struct Experiment {
   // split over those looks (detect::decision_looks), and stops at the first look whose interval
   // decides (detect::decide). `tunebench check` sets it to its threshold for stage 2.
   double decide = 0;
+  // paired_processes: whether the two processes of a resident pair start their heaps at one
+  // offset (the "heap_offset" field: "per_pair", the default, or "per_process"). Each draws it
+  // afresh per pair either way (worker/heap_offset.h); shared, what the layout does to a process's
+  // speed is common to both arms and cancels in the pair's ratio (A/As of stage 2's software A/B
+  // here: the workers' spread of GPT tiny training fell from 15.9 to 12.9 %,
+  // bench/offset_study.py).
+  bool heap_offset_per_pair = true;
   bool aa = false;             // an A/A control: both arms run the knob's ON setting
   int slowdown = 0;            // a positive control: the ON arm PCT % slower (knobs.h)
   std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)

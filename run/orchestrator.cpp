@@ -34,6 +34,7 @@
 #include "run/resident.h"
 #include "run/slurm.h"
 #include "store/storage.h"
+#include "worker/heap_offset.h"
 
 namespace tunebench::orchestrator {
 
@@ -495,21 +496,29 @@ std::vector<TrialResult> run_pair(const TrialSpec& off, const TrialSpec& on, con
 
 // A resident pair: each arm in a worker process of its own, with its own process setup, both kept
 // alive and alternating blocks (run/resident.h). Each arm is checked against its own settings.
+// Both processes start their heaps at one offset drawn for this pair where `shared_heap_offset`
+// (suite.h, heap_offset), else each at its own (worker/heap_offset.h); sent in the environment,
+// at one length whatever the draw.
 // Where the arms run two executables (a software A/B), each worker starts from a fresh copy of
 // its build (run/launch_paths.h: a file's own offset would otherwise stay with its arm), removed
 // once the pair is over.
 std::vector<TrialResult> run_resident(const TrialSpec& off, const TrialSpec& on,
-                                      const Launch& launch, bool& interrupted) {
+                                      const Launch& launch, bool shared_heap_offset,
+                                      bool& interrupted) {
   const knobs::ProcessSetup off_setup = knobs::process_setup(off.settings),
                             on_setup = knobs::process_setup(on.settings);
   namespace fs = std::filesystem;
   std::error_code ec_off, ec_on;
   const bool two_builds = fs::weakly_canonical(launch.executable(off_setup), ec_off) !=
                           fs::weakly_canonical(launch.executable(on_setup), ec_on);
-  const Command off_command =
+  Command off_command =
       launch.command(off_setup, resident_request(as_sent(off), false), false, two_builds);
-  const Command on_command =
+  Command on_command =
       launch.command(on_setup, resident_request(as_sent(on), true), false, two_builds);
+  const size_t heap_offset = worker::draw_heap_offset();
+  off_command.env[worker::kHeapOffsetVariable] = worker::heap_offset_text(heap_offset);
+  on_command.env[worker::kHeapOffsetVariable] =
+      worker::heap_offset_text(shared_heap_offset ? heap_offset : worker::draw_heap_offset());
   std::vector<TrialResult> results =
       run_resident_pair(off, on, off_command, on_command, &g_interrupted);
   if (!results.empty()) {
@@ -523,13 +532,14 @@ std::vector<TrialResult> run_resident(const TrialSpec& off, const TrialSpec& on,
 }
 
 // How far a paired experiment may sample beyond its planned workers (suite.h: budget_s,
-// max_workers), by experiment name.
+// max_workers), and whether its resident pairs share a heap offset, by experiment name.
 struct Sampling {
   double budget_s = 0;
   int max_workers = 0;
-  double target = 0.02;      // the half-width to reach
-  double confidence = 0.95;  // of the interval whose half-width it is
-  double decide = 0;         // > 0: stop at the first look that decides (suite.h, decide_pct)
+  double target = 0.02;            // the half-width to reach
+  double confidence = 0.95;        // of the interval whose half-width it is
+  double decide = 0;               // > 0: stop at the first look that decides (suite.h, decide_pct)
+  bool shared_heap_offset = true;  // suite.h, heap_offset
 };
 using SamplingMap = std::map<std::string, Sampling>;
 
@@ -537,7 +547,8 @@ SamplingMap sampling_of(const plan::Plan& plan) {
   SamplingMap out;
   for (const auto& [x, not_applicable] : plan.experiments) {
     if (x.design != "processes")
-      out[x.name] = {x.budget_s, x.max_workers, x.target, x.confidence, x.decide};
+      out[x.name] = {x.budget_s,   x.max_workers, x.target,
+                     x.confidence, x.decide,      x.heap_offset_per_pair};
   }
   return out;
 }
@@ -636,7 +647,9 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
   bool interrupted = false;
   const auto began = Clock::now();
   if (unit.size() == 2) {
-    results = t.pairing.resident ? run_resident(unit[0], unit[1], launch_, interrupted)
+    const auto rules = sampling_.find(t.experiment);
+    const bool shared_heap = rules == sampling_.end() || rules->second.shared_heap_offset;
+    results = t.pairing.resident ? run_resident(unit[0], unit[1], launch_, shared_heap, interrupted)
                                  : run_pair(unit[0], unit[1], launch_, interrupted);
   } else if (t.pairing.paired()) {
     results.push_back(

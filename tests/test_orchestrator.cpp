@@ -418,6 +418,31 @@ TEST(Run, AResidentPairRunsEachArmInItsOwnProcessAndAlternatesTheirBlocks) {
     const bool slowed = t.spec.knob == "positive_control" && t.spec.arm == "on";
     EXPECT_EQ(t.result.evidence.value("slowdown_fraction", 0.0), slowed ? 0.05 : 0.0);
   }
+  // Both processes of a pair start their heaps at one offset, a new one for every pair; the
+  // positive control's pairs ("heap_offset": "per_process") each process at its own. Three pairs
+  // of independent draws from 4096 offsets: all alike by chance about once in 10^7 runs.
+  std::map<std::pair<std::string, int>, std::map<std::string, int64_t>> heap;
+  for (const auto& t : trials) {
+    heap[{t.spec.experiment, t.spec.process_index}][t.spec.arm] =
+        t.result.evidence["heap_offset"].value("bytes", int64_t(0));
+  }
+  std::map<std::string, std::pair<int, std::set<int64_t>>> shared_pairs;  // experiment: pairs alike
+  for (const auto& [pair, arms] : heap) {
+    ASSERT_EQ(arms.size(), 2u);
+    EXPECT_GT(arms.at("off"), 0);
+    auto& [alike, offsets] = shared_pairs[pair.first];
+    alike += arms.at("off") == arms.at("on");
+    offsets.insert(arms.at("off"));
+  }
+  for (const auto& [experiment, seen] : shared_pairs) {
+    const bool per_process = experiment.rfind("slow5.", 0) == 0;
+    if (per_process) {
+      EXPECT_LT(seen.first, 3) << experiment << ": every pair's arms drew the same offset";
+    } else {
+      EXPECT_EQ(seen.first, 3) << experiment << ": pairs whose arms share an offset";
+    }
+    EXPECT_GT(seen.second.size(), 1u) << experiment << ": one offset for every pair";
+  }
   // The two processes of a pair were alive together and took turns: in time (CLOCK_MONOTONIC,
   // one clock for both), every sample of block b starts before any of block b + 1.
   ASSERT_EQ(pairs.size(), 9u);

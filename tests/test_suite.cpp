@@ -55,7 +55,7 @@ TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
       "s.json: /experiments/0/batchsize: unknown field \"batchsize\"; valid fields: processes, "
       "warmup, samples, iterations, timeout_s, batch, mode, model, preset, options, settings, "
       "device, design, workers, blocks, block_samples, budget_s, max_workers, target_pct, "
-      "confidence_pct, decide_pct, name, knob, "
+      "confidence_pct, decide_pct, heap_offset, name, knob, "
       "factorial, arms, aa, slowdown");
   EXPECT_EQ(
       error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "samples": -1})")),
@@ -306,6 +306,16 @@ TEST(Suite, APairedExperimentsSamplingBudgetAndMostWorkers) {
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
                              "decide_pct": 60})")),
             "s.json: /experiments/0/decide_pct: must be a number from 0 to 50, got 60");
+  // A resident pair's two processes share one heap offset unless told otherwise.
+  EXPECT_TRUE(plain.heap_offset_per_pair);
+  EXPECT_FALSE(first(R"({"knob": "allocator", "model": "resnet50", "preset": "tiny",
+                         "design": "paired", "heap_offset": "per_process"})")
+                   .heap_offset_per_pair);
+  EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
+                             "heap_offset": "random"})")),
+            "s.json: /experiments/0/heap_offset: must be \"per_pair\" (both processes of a "
+            "resident pair start their heap at one offset, drawn afresh for every pair) or "
+            "\"per_process\" (each draws its own), got \"random\"");
 }
 
 TEST(Suite, AaControlsRunTheSameArmTwice) {

@@ -13,6 +13,7 @@
 #include "run/host.h"
 #include "run/orchestrator.h"
 #include "tests/paths.h"
+#include "worker/heap_offset.h"
 #include "worker/trial.h"
 #include "worker/worker.h"
 
@@ -147,6 +148,24 @@ TEST(KnobEvidence, OneDnnOffRunsNoConvolutionInOneDnnAndKeepsTheFunction) {
   EXPECT_NEAR(on.check_value / off.check_value, 1.0, knobs::guard_tolerance("onednn"));
   // The process-wide switch is restored after each step: it does not leak into the next trial.
   EXPECT_TRUE(at::globalContext().userEnabledMkldnn());
+}
+
+// The heap offset a resident pair's processes are sent (worker/heap_offset.h): five digits
+// whatever the draw, so both arms' environments have one size; anything out of range or not in
+// that form is ignored (0), and the worker then draws its own.
+TEST(Worker, TheHeapOffsetTravelsAsFiveDigitsAndOnlyAValidOneIsTaken) {
+  EXPECT_EQ(worker::heap_offset_text(16), "00016");
+  EXPECT_EQ(worker::heap_offset_text(65536), "65536");
+  for (int i = 0; i < 1000; ++i) {
+    const size_t bytes = worker::draw_heap_offset();
+    ASSERT_EQ(worker::heap_offset_text(bytes).size(), 5u);
+    ASSERT_EQ(worker::heap_offset_from(worker::heap_offset_text(bytes)), bytes);
+  }
+  for (const char* bad :
+       {"", "0", "00000", "00017", "65552", "99999", "123456", "-0016", "1e3", " 0016", "abcde"}) {
+    EXPECT_EQ(worker::heap_offset_from(bad), 0u) << "'" << bad << "'";
+  }
+  EXPECT_EQ(worker::heap_offset_from("16"), 16u);  // leading zeros are how it is sent, not required
 }
 
 TEST(Worker, TheProbeAndMemoryFiguresAreRecorded) {
