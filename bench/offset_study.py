@@ -107,6 +107,29 @@ def main():
         mean_sd = [math.sqrt(statistics.mean(s[i] ** 2 for s in sds)) for i in range(3)]
         print(f"| {label} | {experiment} | {len(per_run)} | {n} | {100 * mean_sd[0]:.2f} % | "
               f"{100 * mean_sd[1]:.2f} % | {100 * mean_sd[2]:.2f} % |")
+    # The noise inside a worker at its finest: consecutive samples of one block (the first, dropped
+    # by the estimator, left out), and the shape of the block pairs' log ratios about their
+    # worker's mean (normal: kurtosis 3; heavy tails would favour a robust estimator).
+    consecutive, centred = [], []
+    for run, _ in runs:
+        rows = db.execute("SELECT s.trial_id, s.block, s.position, s.seconds FROM samples s JOIN "
+                          "trials t ON t.id = s.trial_id WHERE t.run_uuid = ? AND t.status = 'ok' "
+                          "ORDER BY s.trial_id, s.block, s.position", (run,)).fetchall()
+        block = collections.defaultdict(list)
+        for trial, b, position, seconds in rows:
+            if position > 0:
+                block[(trial, b)].append(seconds)
+        for kept in block.values():
+            consecutive += [math.log(b / a) for a, b in zip(kept, kept[1:])]
+        for workers in worker_pairs(db, run).values():
+            for logs in workers:
+                centred += [x - statistics.mean(logs) for x in logs]
+    if consecutive and centred:
+        sd = statistics.pstdev(centred)
+        kurtosis = statistics.mean(x ** 4 for x in centred) / sd ** 4
+        print(f"\nconsecutive samples of a block: sd of their log ratio {100 * statistics.pstdev(consecutive):.1f} % "
+              f"({len(consecutive)}); block pairs about their worker's mean: kurtosis {kurtosis:.2f} "
+              f"({len(centred)})")
     rng = random.Random(1)
     labels = sorted({label for label, _ in by})
     experiments = sorted({e for _, e in by})
