@@ -454,6 +454,16 @@ def redecided(r, threshold_pct, false_alarm=0.01):
     return out
 
 
+def look_mean(logs):
+    """The geometric mean ratio of log ratios, with a normal 95 % interval from their spread
+    where there are two or more."""
+    mean = sum(logs) / len(logs)
+    if len(logs) < 2:
+        return f"{math.exp(mean):.4f}"
+    half = 1.96 * math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1) / len(logs))
+    return f"{math.exp(mean):.4f} [{math.exp(mean - half):.4f}, {math.exp(mean + half):.4f}]"
+
+
 def summarize_group(args, rows, prefix, slowdowns):
     print(f"\n| {prefix}checks | result (95 % interval) |\n|---|---|")
     aa = rows["aa"]
@@ -521,6 +531,14 @@ def summarize_group(args, rows, prefix, slowdowns):
             for key in ["aa", *slowdowns] for r in rows.get(key, []) for b in r["benchmarks"]
             if (b.get("confirmation") or {}).get("ratio") and b["confirmation"].get("hi")
             and [b["experiment"], b["arm"]] != r.get("injected")]
+    null_confirmations = [
+        b["confirmation"] for key in ["aa", *slowdowns] for r in rows.get(key, [])
+        for b in r["benchmarks"]
+        if (b.get("confirmation") or {}).get("ratio") and b["confirmation"].get("hi")
+        and [b["experiment"], b["arm"]] != r.get("injected")]
+    null_workers = [c.get("workers", 0) for c in null_confirmations]
+    null_bounds = [(c["lo"], c["hi"]) for c in null_confirmations]
+    null_levels = [c.get("confidence", 0.95) for c in null_confirmations]
     if len(null) >= 3:
         logs = [x for x, _ in null]
         mean = sum(logs) / len(logs)
@@ -531,9 +549,30 @@ def summarize_group(args, rows, prefix, slowdowns):
               f"their stated standard error (median), sd of ratio/stated error (1 if honest) | "
               f"{math.exp(mean):.4f}, {100 * sd:.2f} %, {100 * sorted(se for _, se in null)[len(null) // 2]:.2f} %, "
               f"{zsd:.2f} over {len(null)} A/Bs |")
+        # Where an A/B stops at the first look that decides (stage 2 at looks), the look at which
+        # it stopped selects its ratio: an A/A stops early on "no regression" when its first
+        # workers happen to lean fast, and runs on when they lean slow. So stopped ratios lean
+        # below 1 even with arms alike, most at the early looks; grouped by where they stopped,
+        # a bias of one build's arm would show at every look, the selection only at the early
+        # ones. What stopping must not spoil is the interval: the share of these intervals (at
+        # the level decided on) that hold 1, which should be at least that level.
+        looks = {}
+        for (x, se), w in zip(null, null_workers):
+            # by look (16, 32, … process pairs); a pair that failed leaves one fewer
+            looks.setdefault(1 << max(w - 1, 1).bit_length(), []).append(x)
+        print("| the same A/Bs by the look they stopped at (process pairs, up to): mean ratio "
+              "[95 %] (A/Bs) | "
+              + "; ".join(f"{w}: {look_mean(v)} ({len(v)})" for w, v in sorted(looks.items()))
+              + " |")
+        held = sum(lo <= 1 <= hi for lo, hi in null_bounds)
+        print(f"| the same A/Bs whose interval at the level decided on holds 1 (their levels "
+              f"{100 * min(null_levels):.2f}–{100 * max(null_levels):.2f} %) | "
+              f"{rate(held, len(null_bounds))} |")
     # The same A/Bs per benchmark: an A/A of two identical builds should centre on 1. A mean away
-    # from 1 (its interval from the A/Bs' spread) is a fixed bias of one build's arm; the spread
-    # about that mean over the stated errors says whether the rest is honest.
+    # from 1 (its interval from the A/Bs' spread) is a fixed bias of one build's arm where every
+    # A/B sampled to one target; where they stopped at looks, the selection above pulls it below
+    # 1 too (read the row by stopping point). The spread about that mean over the stated errors
+    # says whether the rest is honest.
     per = {}
     for key in ["aa", *slowdowns]:
         for r in rows.get(key, []):
