@@ -454,7 +454,7 @@ def redecided(r, threshold_pct, false_alarm=0.01):
     return out
 
 
-def look_mean(logs):
+def mean_ratio(logs):
     """The geometric mean ratio of log ratios, with a normal 95 % interval from their spread
     where there are two or more."""
     mean = sum(logs) / len(logs)
@@ -526,19 +526,11 @@ def summarize_group(args, rows, prefix, slowdowns):
     # Stage 2's interval against the spread of its answers: the A/Bs of benchmarks that were not
     # slowed (every A/A benchmark, the others of an injected night) measure the ratio 1, so their
     # log ratios divided by their stated standard errors should spread with sd 1.
-    null = [(math.log(b["confirmation"]["ratio"]),
-             stated_se(b["confirmation"]))
-            for key in ["aa", *slowdowns] for r in rows.get(key, []) for b in r["benchmarks"]
-            if (b.get("confirmation") or {}).get("ratio") and b["confirmation"].get("hi")
-            and [b["experiment"], b["arm"]] != r.get("injected")]
-    null_confirmations = [
-        b["confirmation"] for key in ["aa", *slowdowns] for r in rows.get(key, [])
-        for b in r["benchmarks"]
-        if (b.get("confirmation") or {}).get("ratio") and b["confirmation"].get("hi")
-        and [b["experiment"], b["arm"]] != r.get("injected")]
-    null_workers = [c.get("workers", 0) for c in null_confirmations]
-    null_bounds = [(c["lo"], c["hi"]) for c in null_confirmations]
-    null_levels = [c.get("confidence", 0.95) for c in null_confirmations]
+    not_slowed = [(f"{b['experiment']}/{b['arm']}", b["confirmation"])
+                  for key in ["aa", *slowdowns] for r in rows.get(key, []) for b in r["benchmarks"]
+                  if (b.get("confirmation") or {}).get("ratio") and b["confirmation"].get("hi")
+                  and [b["experiment"], b["arm"]] != r.get("injected")]
+    null = [(math.log(c["ratio"]), stated_se(c)) for _, c in not_slowed]
     if len(null) >= 3:
         logs = [x for x, _ in null]
         mean = sum(logs) / len(logs)
@@ -557,41 +549,34 @@ def summarize_group(args, rows, prefix, slowdowns):
         # ones. What stopping must not spoil is the interval: the share of these intervals (at
         # the level decided on) that hold 1, which should be at least that level.
         looks = {}
-        for (x, se), w in zip(null, null_workers):
+        for (x, _), (_, c) in zip(null, not_slowed):
             # by look (16, 32, … process pairs); a pair that failed leaves one fewer
-            looks.setdefault(1 << max(w - 1, 1).bit_length(), []).append(x)
+            looks.setdefault(1 << max(c.get("workers", 0) - 1, 1).bit_length(), []).append(x)
         print("| the same A/Bs by the look they stopped at (process pairs, up to): mean ratio "
               "[95 %] (A/Bs) | "
-              + "; ".join(f"{w}: {look_mean(v)} ({len(v)})" for w, v in sorted(looks.items()))
+              + "; ".join(f"{w}: {mean_ratio(v)} ({len(v)})" for w, v in sorted(looks.items()))
               + " |")
-        held = sum(lo <= 1 <= hi for lo, hi in null_bounds)
+        held = sum(c["lo"] <= 1 <= c["hi"] for _, c in not_slowed)
+        levels = [c.get("confidence", 0.95) for _, c in not_slowed]
         print(f"| the same A/Bs whose interval at the level decided on holds 1 (their levels "
-              f"{100 * min(null_levels):.2f}–{100 * max(null_levels):.2f} %) | "
-              f"{rate(held, len(null_bounds))} |")
+              f"{100 * min(levels):.2f}–{100 * max(levels):.2f} %) | "
+              f"{rate(held, len(not_slowed))} |")
     # The same A/Bs per benchmark: an A/A of two identical builds should centre on 1. A mean away
     # from 1 (its interval from the A/Bs' spread) is a fixed bias of one build's arm where every
     # A/B sampled to one target; where they stopped at looks, the selection above pulls it below
     # 1 too (read the row by stopping point). The spread about that mean over the stated errors
     # says whether the rest is honest.
     per = {}
-    for key in ["aa", *slowdowns]:
-        for r in rows.get(key, []):
-            for b in r["benchmarks"]:
-                c = b.get("confirmation") or {}
-                if c.get("ratio") and c.get("hi") and [b["experiment"], b["arm"]] != r.get("injected"):
-                    per.setdefault(f"{b['experiment']}/{b['arm']}", []).append(
-                        (math.log(c["ratio"]), stated_se(c)))
+    for name, x in zip((name for name, _ in not_slowed), null):
+        per.setdefault(name, []).append(x)
     for name, v in sorted(per.items()):
         if len(v) < 3:
             continue
         logs = [x for x, _ in v]
         mean = sum(logs) / len(logs)
-        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
-        half = 1.96 * sd / math.sqrt(len(logs))
         about = math.sqrt(sum(((x - mean) / se) ** 2 for x, se in v) / (len(v) - 1))
         print(f"| {name}: not-slowed A/Bs' mean ratio (95 % interval), sd of ratio/stated error "
-              f"about that mean | {math.exp(mean):.4f} [{math.exp(mean - half):.4f}, "
-              f"{math.exp(mean + half):.4f}], {about:.2f} over {len(v)} A/Bs |")
+              f"about that mean | {mean_ratio(logs)}, {about:.2f} over {len(v)} A/Bs |")
     seconds = sorted(r["check_seconds"] for key in ["aa", *slowdowns] for r in rows.get(key, [])
                      if "check_seconds" in r)
     if seconds:
