@@ -56,7 +56,7 @@ while [[ $# -gt 0 ]]; do
     --confirm-all) confirm_all=1; shift ;;
     --tunebench) tb=$2; shift 2 ;;
     --skip-setup) setup=0; shift ;;
-    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;   # the comment block above
     *) echo "ci/nightly.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -91,14 +91,13 @@ fi
 stage2=()
 if [[ -x $last_good/tunebench ]]; then
   stage2=(--confirm-with "$last_good/tunebench" --confirm-budget "$confirm_budget")
+  confirmed=flags
   if [[ $confirm_all == 1 ]]; then
     stage2+=(--confirm-all)
-    echo "[nightly] checking against $baseline (threshold $threshold %), every benchmark" \
-      "confirmed against the last-good build in $last_good"
-  else
-    echo "[nightly] checking against $baseline (threshold $threshold %), flags confirmed against" \
-      "the last-good build in $last_good"
+    confirmed="every benchmark"
   fi
+  echo "[nightly] checking against $baseline (threshold $threshold %), $confirmed confirmed" \
+    "against the last-good build in $last_good"
 else
   echo "[nightly] checking against $baseline (threshold $threshold %); no last-good build in" \
     "$last_good yet: stage 1 only"
