@@ -6,6 +6,8 @@
 #
 #   TUNEBENCH_CACHE   where cached environments live (default /var/cache/tunebench)
 #   TUNEBENCH_NO_VENV=1  skip the Python environment (Debian-only build, no reports)
+#   TUNEBENCH_CACHE_KEEP_DAYS  environments and compiled packages unused this long are removed
+#                     from the cache (default 14; ci/prune-cache.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -83,4 +85,6 @@ else
   log "Python environment: cached at $venv"
 fi
 ln -sfn "$venv" .venv
+touch "$venv/.last-used"   # ci/prune-cache.sh removes environments unused for two weeks
+bash ci/prune-cache.sh --keep "$venv" | sed 's/^/[setup] /' || true
 log "done: .venv -> $venv"

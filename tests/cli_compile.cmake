@@ -50,6 +50,29 @@ if(NOT ok EQUAL 3)
   message(FATAL_ERROR "expected 3 ok ON trials that called the package, got ${ok}")
 endif()
 
+# A package in use is never pruned: made to look a month old, ci/prune-cache.sh would remove it;
+# a run that loads it marks it used again.
+execute_process(COMMAND sqlite3 ${db}
+  "SELECT DISTINCT json_extract(evidence, '$.compile.code') FROM trials WHERE arm = 'on'"
+  OUTPUT_VARIABLE code OUTPUT_STRIP_TRAILING_WHITESPACE)
+get_filename_component(package ${code} DIRECTORY)
+if(NOT IS_DIRECTORY ${package} OR NOT package MATCHES "^${CACHE}/gpt-default-")
+  message(FATAL_ERROR "the ON arm's package should be a folder in ${CACHE}: '${package}'")
+endif()
+set(ENV{TUNEBENCH_CACHE} ${WORK}/no-cache)
+execute_process(COMMAND touch -d "30 days ago" ${package})
+run_cmd(0 log ${SOURCE} bash ci/prune-cache.sh --dry-run)
+expect("would remove ${package} (a compiled package last used 30 days ago" "${log}"
+       "prune of a package made to look unused")
+run_tb(0 out run --suite ${WORK}/compile.json --db ${WORK}/again.sqlite -q)
+run_cmd(0 log ${SOURCE} bash ci/prune-cache.sh --dry-run)
+string(FIND "${log}" "${package}" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "a run loaded ${package}, yet prune would remove it (the worker should "
+                      "mark it used):\n${log}")
+endif()
+unset(ENV{TUNEBENCH_CACHE})
+
 # Training: torch.compile in the Python worker, and the Python frontend against the C++ one.
 file(WRITE ${WORK}/train.json "{
   \"name\": \"compile-train-test\",

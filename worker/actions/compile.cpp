@@ -307,6 +307,9 @@ Package ensure_package(worker::Arm& arm, const std::string& mode) {
     }
     package.compiled_now = true;
   }
+  // Marks the package used (under its lock): ci/prune-cache.sh removes those unused for 14 days.
+  std::error_code not_marked;  // a read-only cache still serves the package
+  fs::last_write_time(package.dir, fs::file_time_type::clock::now(), not_marked);
   package.meta = json::parse(read_file(package.dir / "meta.json"));
   return package;
 }
