@@ -2,23 +2,20 @@
 # run_tb(RC OUT args…): runs tunebench with args in ${TB_CWD}, fails unless it exits RC, and puts
 # stdout and stderr together into OUT. expect(TEXT HAYSTACK WHAT): fails unless TEXT is in it.
 # expect_sql(DB QUERY WANTED WHY): fails with WHY unless sqlite3 prints WANTED for QUERY on DB.
-# run_cmd(RC OUT DIR command…): runs any command in DIR, like run_tb.
-function(run_tb expected_rc out_var)
-  execute_process(COMMAND ${TUNEBENCH} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  WORKING_DIRECTORY ${TB_CWD})
-  if(NOT rc EQUAL expected_rc)
-    message(FATAL_ERROR "tunebench ${ARGN}: exit ${rc}, expected ${expected_rc}\n${out}\n${err}")
-  endif()
-  set(${out_var} "${out}${err}" PARENT_SCOPE)
-endfunction()
-
+# run_cmd(RC OUT DIR command…): the same for any command, run in DIR.
 function(run_cmd expected_rc out_var dir)
   execute_process(COMMAND ${ARGN} WORKING_DIRECTORY ${dir}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL expected_rc)
-    message(FATAL_ERROR "${ARGN}: exit ${rc}, expected ${expected_rc}\n${out}\n${err}")
+    string(JOIN " " command ${ARGN})
+    message(FATAL_ERROR "${command}: exit ${rc}, expected ${expected_rc}\n${out}\n${err}")
   endif()
   set(${out_var} "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+function(run_tb expected_rc out_var)
+  run_cmd(${expected_rc} out ${TB_CWD} ${TUNEBENCH} ${ARGN})
+  set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()
 
 function(expect text haystack what)

@@ -13,14 +13,10 @@ set(ENV{GITHUB_STEP_SUMMARY} ${WORK}/summary.md)
 # night(RC LOG args…): one ci/nightly.sh night on the tiny suite into this test's files; fails
 # unless it exits RC; LOG gets its output.
 function(night expected_rc log_var)
-  execute_process(
-    COMMAND bash ci/nightly.sh --skip-setup --tunebench ${TUNEBENCH} --suite tests/suites/confirm.json
-            --db ${db} --out ${out} --last-good ${kept} --baseline last:1 --confirm-budget 40 ${ARGN}
-    WORKING_DIRECTORY ${SOURCE} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
-  if(NOT rc EQUAL expected_rc)
-    message(FATAL_ERROR "ci/nightly.sh ${ARGN}: exit ${rc}, expected ${expected_rc}\n${o}\n${e}")
-  endif()
-  set(${log_var} "${o}${e}" PARENT_SCOPE)
+  run_cmd(${expected_rc} o ${SOURCE} bash ci/nightly.sh --skip-setup --tunebench ${TUNEBENCH}
+          --suite tests/suites/confirm.json --db ${db} --out ${out} --last-good ${kept}
+          --baseline last:1 --confirm-budget 40 ${ARGN})
+  set(${log_var} "${o}" PARENT_SCOPE)
 endfunction()
 
 function(expect_kept_is what)
