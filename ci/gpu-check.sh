@@ -65,6 +65,10 @@ echo "[gpu-check] build ($(nproc) jobs)"
 cmake --build "$build" --target tunebench -j "$(nproc)" >"$build_log" 2>&1 ||
   { tail -40 "$build_log" >&2; fail "build failed (log: $build_log)"; }
 echo "[gpu-check] built in $((SECONDS - start)) s"
+# libstdc++ before LibTorch in the binary's search order (torch 2.11.0's libtorch.so exports
+# std::filesystem functions that crash when found first); says which comes first if not.
+cmake -DBINARY="$build/tunebench" -P tests/build_link_order.cmake 2>&1 | sed 's/^-- /[gpu-check] /' ||
+  echo "[gpu-check] warning: the link order above lets LibTorch's copies of C++ library functions win"
 
 tb=$build/tunebench
 "$tb" env | head -40

@@ -74,6 +74,38 @@ void expect_pair_matches_single(const std::string& model, Mode mode, const std::
   EXPECT_TRUE(differs) << knob;
 }
 
+// A device whose read-back is long, as the CUDA one's is (about twenty entries, some strings).
+class ChattyDevice : public device_trial::DeviceTrial {
+ public:
+  json evidence() const override {
+    json e = json::object();
+    for (int i = 0; i < 24; ++i) {
+      e["device_key_" + std::to_string(i)] =
+          "a value longer than a short string's buffer, #" + std::to_string(i);
+    }
+    e["host_syncs_per_step"] = 0.5;
+    return e;
+  }
+};
+
+// Everything the device reads back reaches the arm's evidence. The worker once looped over the
+// items of evidence()'s temporary after it was destroyed: on the first GPU run every CUDA trial
+// crashed or hung there (the CPU's evidence is empty, so no CPU trial met it).
+TEST(Arms, ReadBackKeepsAllOfTheDevicesEvidence) {
+  auto arm = worker::set_up(arm_spec("gpt", Mode::infer, "no_grad", true));
+  arm->device = std::make_unique<ChattyDevice>();
+  worker::read_back(*arm);
+  for (int i = 0; i < 24; ++i) {
+    const std::string key = "device_key_" + std::to_string(i);
+    ASSERT_TRUE(arm->evidence.contains(key)) << key;
+    EXPECT_EQ(arm->evidence[key],
+              "a value longer than a short string's buffer, #" + std::to_string(i));
+  }
+  EXPECT_EQ(arm->evidence["host_syncs_per_step"], 0.5);
+  EXPECT_EQ(arm->evidence["device"], "cpu");
+  EXPECT_TRUE(arm->evidence.contains("grad_mode_in_step")) << arm->evidence.dump();
+}
+
 TEST(Arms, BothArmsOfChannelsLastInOneWorkerMatchEachArmAlone) {
   // channels_last changes the model's layout: each arm has its own model.
   expect_pair_matches_single("resnet50", Mode::infer, "channels_last",

@@ -300,7 +300,10 @@ void read_back(Arm& arm) {
   }
   for (auto& hooks : arm.hooks) hooks->read_back(arm, arm.evidence);
   arm.evidence[knobs::evidence::kDevice] = arm.device->device().str();
-  for (const auto& [key, value] : arm.device->evidence().items()) arm.evidence[key] = value;
+  // evidence() returns a temporary: merged by update(), which holds it for the call. A range-for
+  // over `evidence().items()` iterated it after its destruction (the proxy outlives it, the json
+  // does not), which crashed or hung every CUDA trial on the first GPU run (the CPU's is empty).
+  arm.evidence.update(arm.device->evidence());
 }
 
 namespace {
