@@ -71,7 +71,32 @@ cmake -DBINARY="$build/tunebench" -P tests/build_link_order.cmake 2>&1 | sed 's/
   echo "[gpu-check] warning: the link order above lets LibTorch's copies of C++ library functions win"
 
 tb=$build/tunebench
-"$tb" env | head -40
+env_out=$("$tb" env)
+head -40 <<<"$env_out"
+# A canary before the suite: one small CUDA trial (ci/gpu-canary.json) given to the worker directly,
+# 60 s at most. When it fails: the worker's own output and, where cuda-gdb is installed, where it
+# crashed or hung (the first GPU run spent a second call of its device time to learn that).
+canary=ci/gpu-canary.json
+if grep -qE '^  gpu +none' <<<"$env_out"; then
+  echo "[gpu-check] canary skipped: no GPU on this host"
+else
+  crc=0
+  timeout --kill-after=5 60 "$tb" worker <"$canary" >"$build/canary.out" 2>"$build/canary.err" || crc=$?
+  if ((crc == 0)) && grep -q '"status":"ok"' "$build/canary.out"; then
+    echo "[gpu-check] canary ($canary): ok"
+  else
+    echo "[gpu-check] canary ($canary) failed, exit $crc; its stderr, then its result:"
+    head -c 2000 "$build/canary.err"
+    head -c 800 "$build/canary.out"
+    echo
+    if command -v cuda-gdb >/dev/null; then
+      echo "[gpu-check] the canary again under cuda-gdb (a crash's backtrace; a hang is interrupted at 60 s):"
+      timeout --signal=INT --kill-after=10 60 cuda-gdb -q -batch -ex "run worker < $canary > /dev/null" \
+        -ex bt -ex "thread apply all bt 6" "$tb" 2>&1 |
+        grep -vE '^\[(New Thread|Thread .* exited)|^warning: Cuda Driver error' | tail -60 || true
+    fi
+  fi
+fi
 db=$build/gpu-check.sqlite
 rm -f "$db" "$db-wal" "$db-shm"
 left=$((budget - (SECONDS - start) - 20))

@@ -179,7 +179,7 @@ const std::vector<Knob> kCatalog{
      "one process with all cores → one instance per core group (pinned), throughput summed",
      "raises throughput (000)",
      {}, {Mode::infer}, false, true, kRounding, kTimeOnly},
-    {"empty_cache", Family::cuda, kInProcess, kHost, "cuda",
+    {"empty_cache", Family::cuda, kProcessWide, kHost, "cuda",
      "empty_cache() every step → only in idle windows",
      "(004)",
      {}, {}, false, true, kRounding, kMemory},

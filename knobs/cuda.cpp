@@ -133,6 +133,15 @@ std::string capture_conflict(const json& settings, Mode mode) {
   if (settings.value("profiler_off", true) == false) {
     return "cuda_graphs cannot capture a step under the autograd profiler (profiler_off=false)";
   }
+  if (mode == Mode::train && settings.value("anomaly_off", true) == false) {
+    return "cuda_graphs cannot capture a training step under anomaly detection "
+           "(anomaly_off=false): "
+           "it reads every backward output to the host to look for NaN";
+  }
+  if (settings.contains("compile") && settings.at("compile") != false) {
+    return "cuda_graphs cannot capture an AOTInductor-compiled model (compile): its runner records "
+           "and waits on a CUDA event of its own at every run";
+  }
   if (mode == Mode::train && settings.contains("fused_adamw")) {
     return "cuda_graphs cannot capture torch::optim::AdamW's step (fused_adamw's OFF arm): it "
            "keeps its step count on the host, which a graph would freeze";

@@ -47,3 +47,11 @@ string(FIND "${out}" "cuda_graphs.gpt-small-infer: cuda_graphs: needs a CUDA dev
 if(NOT rc EQUAL 0 OR at EQUAL -1)
   message(FATAL_ERROR "show: exit ${rc} or the reason is missing\n${out}")
 endif()
+
+# ci/gpu-check.sh's canary is a request the worker reads: here it gets as far as the device.
+execute_process(COMMAND ${TUNEBENCH} worker INPUT_FILE ${SOURCE}/ci/gpu-canary.json
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+string(FIND "${out}" "\"error\":\"worker: device cuda: " at)
+if(at EQUAL -1 OR NOT out MATCHES "\"status\":\"failed\"")
+  message(FATAL_ERROR "worker < ci/gpu-canary.json: exit ${rc}; expected a failure at the device\n${out}\n${err}")
+endif()

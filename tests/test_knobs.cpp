@@ -366,6 +366,16 @@ TEST(KnobFamilies, ArmChecksComeFromTheFamilies) {
               std::string::npos);
   }
   EXPECT_EQ(arm_error({{"cuda_graphs", false}, {"streams_overlap", true}}, Mode::infer, 8), "");
+  // Anomaly detection reads each backward output to the host; AOTInductor's runner keeps an event.
+  EXPECT_NE(arm_error({{"cuda_graphs", true}, {"anomaly_off", false}}, Mode::train, 8)
+                .find("anomaly detection"),
+            std::string::npos);
+  EXPECT_EQ(arm_error({{"cuda_graphs", true}, {"anomaly_off", false}}, Mode::infer, 8), "");
+  EXPECT_EQ(arm_error({{"cuda_graphs", true}, {"anomaly_off", true}}, Mode::train, 8), "");
+  EXPECT_NE(
+      arm_error({{"cuda_graphs", true}, {"compile", true}}, Mode::infer, 8).find("AOTInductor"),
+      std::string::npos);
+  EXPECT_EQ(arm_error({{"cuda_graphs", true}, {"compile", false}}, Mode::infer, 8), "");
   HostCaps host;
   host.cores = 2;
   EXPECT_EQ(arm_not_applicable({{"ddp_scaling", true}}, 4, host), "");
@@ -386,6 +396,8 @@ TEST(Knobs, OnlyArmsThatDifferInInProcessKnobsArePairable) {
   EXPECT_FALSE(pairable({{"onednn", false}}, {{"onednn", true}}));
   EXPECT_FALSE(pairable({{"quantize_linear", false}}, {{"quantize_linear", true}}));
   EXPECT_FALSE(pairable({{"allocator", "glibc"}}, json::object()));
+  // emptyCache() empties the one caching allocator of the process, the other arm's blocks too.
+  EXPECT_FALSE(pairable({{"empty_cache", false}}, {{"empty_cache", true}}));
   // The same baseline in both arms does not matter.
   EXPECT_TRUE(
       pairable({{"omp_threads", 2}, {"no_grad", false}}, {{"omp_threads", 2}, {"no_grad", true}}));

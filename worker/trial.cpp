@@ -290,7 +290,7 @@ void read_back(Arm& arm) {
   if (const HeapOffset& heap = heap_offset(); heap.bytes > 0) {
     // Where the model's first parameter lies inside its page: what the random offset moves.
     json where = nullptr;
-    if (arm.model) {
+    if (arm.model && !arm.device->device().is_cuda()) {  // on a GPU it is a device address
       const auto parameters = arm.module().parameters();
       if (!parameters.empty() && parameters.front().data_ptr() != nullptr) {
         where = reinterpret_cast<uintptr_t>(parameters.front().data_ptr()) % 4096;

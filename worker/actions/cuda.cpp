@@ -10,6 +10,7 @@
 #include <c10/util/Exception.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -127,6 +128,12 @@ class CudaTrial : public device_trial::DeviceTrial {
         for (auto& e : ready_) e.emplace();
         for (auto& e : consumed_) e.emplace();
         copy_stream_ = c10::cuda::getStreamFromPool(false, device_.index());
+        // The buffers are written on the copy stream: the allocator must wait for its work
+        // before it hands their blocks out again (to the other arm of a pair, say).
+        for (auto& buffer : buffers_) {
+          c10::cuda::CUDACachingAllocator::recordStream(buffer.storage().data_ptr(),
+                                                        copy_stream_.value());
+        }
         ready_[0]->record(c10::cuda::getCurrentCUDAStream(device_.index()));
       }
     }
@@ -204,6 +211,10 @@ class CudaTrial : public device_trial::DeviceTrial {
     c10::cuda::CUDAGuard on_gpu(device_);
     const auto stream = c10::cuda::getCurrentCUDAStream(device_.index());
     Event start(/*timing=*/true), end(/*timing=*/true);
+    // The allocator's peaks are taken over each sample's own span: a worker holding both arms of a
+    // pair runs their samples in turn on one allocator, so one reset at the start of the measured
+    // region would give both arms the higher arm's peak. (Host bookkeeping: no synchronisation.)
+    if (measuring_) device::reset_peak_memory(device_);
     start.record(stream);
     for (int i = 0; i < n; ++i) {
       auto out = iteration();
@@ -211,6 +222,11 @@ class CudaTrial : public device_trial::DeviceTrial {
     }
     end.record(stream);
     end.synchronize();
+    if (measuring_) {
+      sample_peak_bytes_ = std::max(sample_peak_bytes_, device::peak_memory_bytes(device_));
+      sample_reserved_peak_bytes_ =
+          std::max(sample_reserved_peak_bytes_, device::reserved_peak_bytes(device_));
+    }
     return end.seconds_since(start);
   }
 
@@ -223,6 +239,7 @@ class CudaTrial : public device_trial::DeviceTrial {
     }
     device::synchronize(device_);
     device::reset_peak_memory(device_);
+    sample_peak_bytes_ = sample_reserved_peak_bytes_ = -1;
     state_start_ = nvml::device_state(gpu_);
     energy_start_ = nvml::energy_millijoules(gpu_);
     measuring_ = true;
@@ -233,11 +250,16 @@ class CudaTrial : public device_trial::DeviceTrial {
     measuring_ = false;
     // The peaks of the measured region, read now: later steps (the tensor-peak step, evidence that
     // runs a full-batch backward) must not raise them.
-    peak_bytes_ = device::peak_memory_bytes(device_);
-    reserved_peak_bytes_ = device::reserved_peak_bytes(device_);
+    // Over the samples' spans where there were samples, else over the region.
+    peak_bytes_ = sample_peak_bytes_ >= 0 ? sample_peak_bytes_ : device::peak_memory_bytes(device_);
+    reserved_peak_bytes_ = sample_reserved_peak_bytes_ >= 0 ? sample_reserved_peak_bytes_
+                                                            : device::reserved_peak_bytes(device_);
     state_end_ = nvml::device_state(gpu_);
     const auto energy_end = nvml::energy_millijoules(gpu_);
-    if (energy_start_ && energy_end && iterations > 0) {
+    // NVML's energy counter is the whole GPU's: with two arms alive in this process (a paired
+    // worker), the region holds both arms' samples and the energy is no one arm's.
+    shared_energy_ = live_trials() > 1;
+    if (!shared_energy_ && energy_start_ && energy_end && iterations > 0) {
       energy_per_item_ =
           double(*energy_end - *energy_start_) / 1000.0 / double(iterations * items_per_iteration);
     }
@@ -276,6 +298,9 @@ class CudaTrial : public device_trial::DeviceTrial {
     }
     if (energy_per_item_) {
       e["gpu_energy_joules_per_item"] = *energy_per_item_;
+    } else if (shared_energy_) {
+      e["gpu_energy_joules_per_item"] =
+          "not available: both arms ran in this process, and NVML's energy counter is the GPU's";
     } else {
       const std::string why = nvml::unavailable_reason();
       e["gpu_energy_joules_per_item"] =
@@ -398,6 +423,19 @@ class CudaTrial : public device_trial::DeviceTrial {
   json state_start_, state_end_;
   std::optional<uint64_t> energy_start_;
   std::optional<double> energy_per_item_;
+  int64_t sample_peak_bytes_ = -1, sample_reserved_peak_bytes_ = -1;
+  bool shared_energy_ = false;
+  // CudaTrials alive in this process (two where a worker holds both arms of a pair).
+  static int& live_trials() {
+    static int n = 0;
+    return n;
+  }
+  struct Alive {
+    Alive() { ++live_trials(); }
+    ~Alive() { --live_trials(); }
+    Alive(const Alive&) = delete;
+    Alive& operator=(const Alive&) = delete;
+  } alive_;
 };
 
 }  // namespace

@@ -133,7 +133,11 @@ torch::Tensor StepPlan::forward_backward(const LossFn& loss, const BackwardFn& b
   if (first_step_tokens_ < 0) first_step_tokens_ = tokens;
   lengths_run_.insert(tokens);
   const auto sum = batch.inputs[0].sum(torch::kDouble);
-  input_sum_ = input_sum_.defined() ? input_sum_ + sum : sum;
+  // One accumulator, made at the first (eager) step and added to in place: a CUDA graph captured
+  // later records the add into it, so every replay counts, and no captured kernel reads a tensor
+  // that the capture itself freed (reassigning a new sum did: replays read a freed block).
+  if (!input_sum_.defined()) input_sum_ = torch::zeros({}, sum.options());
+  input_sum_.add_(sum);
   ++input_steps_;
   ++steps_;
   micro_batches_ += k_;
