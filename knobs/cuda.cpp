@@ -135,8 +135,7 @@ std::string capture_conflict(const json& settings, Mode mode) {
   }
   if (mode == Mode::train && settings.value("anomaly_off", true) == false) {
     return "cuda_graphs cannot capture a training step under anomaly detection "
-           "(anomaly_off=false): "
-           "it reads every backward output to the host to look for NaN";
+           "(anomaly_off=false): it reads every backward output to the host to look for NaN";
   }
   if (settings.contains("compile") && settings.at("compile") != false) {
     return "cuda_graphs cannot capture an AOTInductor-compiled model (compile): its runner records "

@@ -248,9 +248,8 @@ class CudaTrial : public device_trial::DeviceTrial {
   void end_measurement(int64_t iterations, int64_t items_per_iteration) override {
     device::synchronize(device_);
     measuring_ = false;
-    // The peaks of the measured region, read now: later steps (the tensor-peak step, evidence that
-    // runs a full-batch backward) must not raise them.
-    // Over the samples' spans where there were samples, else over the region.
+    // The peaks, read now (later steps, the tensor-peak step and evidence that runs a full-batch
+    // backward, must not raise them): over the samples' spans, or the region where none ran.
     peak_bytes_ = sample_peak_bytes_ >= 0 ? sample_peak_bytes_ : device::peak_memory_bytes(device_);
     reserved_peak_bytes_ = sample_reserved_peak_bytes_ >= 0 ? sample_reserved_peak_bytes_
                                                             : device::reserved_peak_bytes(device_);
