@@ -86,7 +86,13 @@ if [[ -d "$aoti" ]]; then
     lock="$package.lock"
     age=$(age_days "$package")
     if [[ $dry == 1 ]]; then
-      remove "$package" "a compiled package last used $age days ago"
+      # Only asks whether the lock is free (flock's own descriptor, released at once); creates
+      # no lock file where there is none.
+      if [[ -e "$lock" ]] && ! flock -n "$lock" true; then
+        echo "prune: would keep $package (in use: another process holds $lock)"
+      else
+        remove "$package" "a compiled package last used $age days ago"
+      fi
       continue
     fi
     # Under the package's lock: a worker compiling or loading it holds that lock.

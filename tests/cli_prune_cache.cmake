@@ -1,6 +1,6 @@
 # ci/prune-cache.sh on a made-up cache: Python environments and compiled packages unused for more
 # than --days go, the one setup keeps and those used lately stay, a package whose lock another
-# process holds stays, --dry-run removes nothing, bad input exits 2.
+# process holds stays (and --dry-run says so), --dry-run removes nothing, bad input exits 2.
 # cmake -DSOURCE=<src> -DWORK=<dir> -P cli_prune_cache.cmake
 file(REMOVE_RECURSE ${WORK})
 set(cache ${WORK}/cache)
@@ -67,6 +67,14 @@ expect("would remove ${aoti}/gpt-default-old (a compiled package last used 30 da
        "dry run: an old package")
 expect("would free" "${log}" "dry run's total")
 expect_there("--dry-run" ${all})
+
+# A dry run while another process holds a package's lock says it would keep that package.
+prune(0 log flock ${aoti}/gpt-default-locked.lock bash ci/prune-cache.sh --dry-run)
+expect("would keep ${aoti}/gpt-default-locked (in use" "${log}" "dry run: a locked package")
+if(log MATCHES "would remove ${aoti}/gpt-default-locked ")
+  message(FATAL_ERROR "a dry run listed a locked package as removed:\n${log}")
+endif()
+expect_there("--dry-run with a lock held" ${all})
 
 # The real thing, with one old package's lock held by another process (a worker loading it).
 prune(0 log flock ${aoti}/gpt-default-locked.lock
