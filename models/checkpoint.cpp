@@ -1,10 +1,28 @@
 #include "models/checkpoint.h"
 
+#include <optional>
+
+#include "platform/compat.h"
+
 namespace tunebench::models {
 
 namespace {
 
 namespace ag = torch::autograd;
+
+constexpr c10::DeviceType kAutocastDevices[] = {c10::DeviceType::CPU, c10::DeviceType::CUDA};
+
+// The autocast state of the forward pass, kept in the context (per device: on, and its dtype)
+// so the recompute casts as the forward did. Without it a segment that ran in bf16 under amp
+// would run again in fp32, and its recomputed activations would not match the gradients that
+// reach it (as PyTorch's own checkpoint, which restores autocast for the same reason).
+void save_autocast(ag::AutogradContext* ctx) {
+  for (const c10::DeviceType d : kAutocastDevices) {
+    const std::string key = "autocast_" + c10::DeviceTypeName(d, true);
+    ctx->saved_data[key] =
+        compat::autocast_enabled(d) ? static_cast<int64_t>(compat::autocast_dtype(d)) : int64_t{-1};
+  }
+}
 
 struct CheckpointFunction : ag::Function<CheckpointFunction> {
   // `segment` is the address of a Segment owned by the model (an IValue cannot hold a
@@ -12,6 +30,7 @@ struct CheckpointFunction : ag::Function<CheckpointFunction> {
   static torch::Tensor forward(ag::AutogradContext* ctx, const torch::Tensor& x, int64_t segment) {
     ctx->save_for_backward({x});
     ctx->saved_data["segment"] = segment;
+    save_autocast(ctx);
     torch::NoGradGuard no_grad;
     return (*reinterpret_cast<const Segment*>(segment))(x);
   }
@@ -22,6 +41,12 @@ struct CheckpointFunction : ag::Function<CheckpointFunction> {
     torch::Tensor y;
     {
       torch::AutoGradMode grad(true);
+      std::optional<compat::AutocastGuard> cast[std::size(kAutocastDevices)];
+      for (size_t i = 0; i < std::size(kAutocastDevices); ++i) {
+        const c10::DeviceType d = kAutocastDevices[i];
+        const int64_t dtype = ctx->saved_data["autocast_" + c10::DeviceTypeName(d, true)].toInt();
+        if (dtype >= 0) cast[i].emplace(d, static_cast<c10::ScalarType>(dtype));
+      }
       y = segment(x);
     }
     // A re-entrant backward through the recomputed segment: parameter gradients accumulate in

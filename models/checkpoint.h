@@ -16,7 +16,7 @@ using Segment = std::function<torch::Tensor(const torch::Tensor&)>;
 // `segment(x)`, without storing the segment's activations when grad mode is on and `x` requires
 // grad; its backward re-runs the segment on the saved input with grad enabled and back-propagates
 // through that (parameters' gradients accumulate as usual). Otherwise it simply calls the
-// segment. Autocast is not re-entered in the recompute: do not combine with amp.
+// segment. The recompute runs under the autocast state of the forward pass (amp combines).
 torch::Tensor checkpoint(const Segment& segment, const torch::Tensor& x);
 
 }  // namespace tunebench::models

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
 
+#include <optional>
+
 #include "knobs/execution.h"
 #include "knobs/knobs.h"
 #include "models/build.h"
@@ -96,12 +98,19 @@ TEST(ExecKnobs, TheTensorPeakCountsWhatAScopeAllocatesAndLeavesTheProfilerOff) {
   EXPECT_GE(peak.reports(), 5);  // three allocations, two frees
 }
 
-// Parameters' gradients of one loss on a fixed batch.
-std::vector<torch::Tensor> gradients(const models::ModelSpec& spec, bool train) {
+// Parameters' gradients of one loss on a fixed batch; with `amp`, the forward pass runs under
+// CPU autocast to bf16 (as the amp knob's worker scope does) and backward outside it.
+std::vector<torch::Tensor> gradients(const models::ModelSpec& spec, bool train, bool amp = false) {
   auto model = models::build_model(spec, 5);
   model->module().train(train);
   const auto batch = model->make_batch(4, 6);
-  model->loss(batch).backward();
+  torch::Tensor loss;
+  {
+    std::optional<compat::AutocastGuard> cast;
+    if (amp) cast.emplace(c10::DeviceType::CPU, torch::kBFloat16);
+    loss = model->loss(batch);
+  }
+  loss.backward();
   std::vector<torch::Tensor> out;
   for (const auto& p : model->module().parameters()) out.push_back(p.grad().clone());
   return out;
@@ -121,6 +130,33 @@ TEST(ExecKnobs, CheckpointedModelsComputeTheSameGradients) {
   model->module().eval();
   model->loss(model->make_batch(2, 6)).backward();
   EXPECT_EQ(model->describe()["block_forwards"], 2);
+}
+
+TEST(ExecKnobs, CheckpointRecomputesUnderTheForwardsAutocast) {
+  // The recompute in backward runs outside the step's autocast scope; it must cast as the
+  // forward did, or its activations are fp32 where the forward's were bf16 (ResNet-50's
+  // backward then fails on the dtype, GPT's gradients differ).
+  for (const std::string model : {"gpt", "resnet50"}) {
+    const auto plain = gradients({model, "tiny"}, true, true);
+    std::vector<torch::Tensor> recomputed;
+    ASSERT_NO_THROW(recomputed = gradients({model, "tiny", {{"checkpoint", true}}}, true, true))
+        << model;
+    ASSERT_EQ(plain.size(), recomputed.size());
+    for (size_t i = 0; i < plain.size(); ++i) {
+      EXPECT_TRUE(torch::equal(plain[i], recomputed[i])) << model << " " << i;
+    }
+  }
+  EXPECT_FALSE(compat::autocast_enabled(c10::DeviceType::CPU));  // nothing left switched on
+  // And as trials: checkpoint on with amp on runs, recomputes every block, passes both checks.
+  for (const auto& [model, blocks] : {std::pair{"gpt", 2}, std::pair{"resnet50", 16}}) {
+    const json settings = {{"checkpoint", true}, {"amp", true}};
+    const TrialResult r = worker::run_trial(trial(model, Mode::train, settings));
+    ASSERT_EQ(r.status, "ok") << model << ": " << r.error;
+    EXPECT_EQ(r.evidence["autocast_in_step"], true) << model;
+    EXPECT_EQ(r.evidence["block_forwards_per_step"], 2 * blocks) << model;
+    EXPECT_EQ(knobs::check_evidence(settings, Mode::train, r.evidence), std::vector<std::string>{})
+        << model;
+  }
 }
 
 TEST(ExecKnobs, GradAccumRunsKMicroBatchesWhoseGradientIsTheFullBatchs) {
