@@ -12,14 +12,16 @@ namespace ag = torch::autograd;
 
 constexpr c10::DeviceType kAutocastDevices[] = {c10::DeviceType::CPU, c10::DeviceType::CUDA};
 
-// The autocast state of the forward pass, kept in the context (per device: on, and its dtype)
-// so the recompute casts as the forward did. Without it a segment that ran in bf16 under amp
-// would run again in fp32, and its recomputed activations would not match the gradients that
-// reach it (as PyTorch's own checkpoint, which restores autocast for the same reason).
+// Where the context keeps a device's autocast state of the forward pass: its dtype, or -1 off.
+std::string autocast_key(c10::DeviceType d) { return "autocast_" + c10::DeviceTypeName(d, true); }
+
+// The forward pass's autocast state, kept so the recompute casts as the forward did. Without it
+// a segment that ran in bf16 under amp would run again in fp32, and its recomputed activations
+// would not match the gradients that reach it (PyTorch's own checkpoint restores autocast for
+// the same reason).
 void save_autocast(ag::AutogradContext* ctx) {
   for (const c10::DeviceType d : kAutocastDevices) {
-    const std::string key = "autocast_" + c10::DeviceTypeName(d, true);
-    ctx->saved_data[key] =
+    ctx->saved_data[autocast_key(d)] =
         compat::autocast_enabled(d) ? static_cast<int64_t>(compat::autocast_dtype(d)) : int64_t{-1};
   }
 }
@@ -43,9 +45,8 @@ struct CheckpointFunction : ag::Function<CheckpointFunction> {
       torch::AutoGradMode grad(true);
       std::optional<compat::AutocastGuard> cast[std::size(kAutocastDevices)];
       for (size_t i = 0; i < std::size(kAutocastDevices); ++i) {
-        const c10::DeviceType d = kAutocastDevices[i];
-        const int64_t dtype = ctx->saved_data["autocast_" + c10::DeviceTypeName(d, true)].toInt();
-        if (dtype >= 0) cast[i].emplace(d, static_cast<c10::ScalarType>(dtype));
+        const int64_t dtype = ctx->saved_data[autocast_key(kAutocastDevices[i])].toInt();
+        if (dtype >= 0) cast[i].emplace(kAutocastDevices[i], static_cast<c10::ScalarType>(dtype));
       }
       y = segment(x);
     }
