@@ -139,6 +139,10 @@ bool at_look(const Looks& looks, int before, int workers) {
                      [&](int n) { return before < n && n <= workers; });
 }
 
+bool may_settle(const std::optional<Looks>& looks, int workers) {
+  return !looks || workers >= kFirstLook;
+}
+
 double critical_ratio(const Floor& floor, int baseline_runs, double false_alarm) {
   require_floor(floor, baseline_runs);
   const double t = t_quantile(1 - false_alarm, floor.runs - 1);

@@ -692,10 +692,10 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
 // estimate), or its workers have taken its budget_s, or it has max_workers, or the run's
 // --budget is spent. With decide_pct (stage 2 of the check), it also stops at the first of its
 // fixed looks whose interval decides, every interval then at the look level
-// (detect::decision_looks). What stops it is said; an experiment left wider than the target is
-// stored as "not precise enough (±x %)" unless its interval excludes 1. `off` and `on` are the
-// experiment's last planned worker: the new workers are copies of it. False when the run must
-// stop (as run_unit).
+// (detect::decision_looks), and settles only from its first look on (detect::may_settle). What
+// stops it is said; an experiment left wider than the target is stored as "not precise enough
+// (±x %)" unless its interval excludes 1. `off` and `on` are the experiment's last planned worker:
+// the new workers are copies of it. False when the run must stop (as run_unit).
 bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
   const auto found = sampling_.find(off.experiment);
   if (found == sampling_.end()) return true;
@@ -723,7 +723,7 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
     looked_at = workers;
     const std::string answer =
         look ? detect::decide(e.ratio, e.lo, e.hi, limits.decide, target.confidence).status : "";
-    if (stats::paired::settled(e, target)) {
+    if (stats::paired::settled(e, target) && detect::may_settle(looks, workers)) {
       stop = "settled";
     } else if (look && answer != "unknown") {
       stop = fmt::format("decided at a look ({}, threshold {:g} %)", answer, 100 * limits.decide);
@@ -744,8 +744,11 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
                       workers, spent));
       return true;
     }
-    say(fmt::format("{}: {} after {} workers ({:.0f}s of {:g}s): two more workers", off.experiment,
-                    width, workers, spent, limits.budget_s));
+    const std::string early = stats::paired::settled(e, target)
+                                  ? fmt::format(" (settles from {} workers on)", detect::kFirstLook)
+                                  : "";
+    say(fmt::format("{}: {}{} after {} workers ({:.0f}s of {:g}s): two more workers",
+                    off.experiment, width, early, workers, spent, limits.budget_s));
     for (int k = 0; k < 2 && !g_interrupted; ++k) {
       std::vector<TrialSpec> unit{off, on};
       for (TrialSpec& t : unit) {

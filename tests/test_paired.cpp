@@ -9,6 +9,7 @@
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -444,10 +445,11 @@ TEST(PairedSimulation, StageTwoAtTheRunsLevelKeepsFalseAlarmsPerNightNearTheRate
 
 // Stage 2 deciding at its looks (detect::decision_looks), as the orchestrator samples with
 // decide_pct: on the same host and A/Bs as above, each A/B stops at the first of 16, 32, 64, …
-// workers whose interval decides, or when settled at the target, every interval at the A/B's
-// level split over its looks. Unchanged nights still alarm in about 1 % or fewer, a 5 % slower
-// benchmark is still confirmed, neither is ever called the other way, and A/Bs whose answer is
-// clear stop with fewer workers than sampling to the target took.
+// workers whose interval decides, or when settled at the target (from the first look on, as
+// detect::may_settle), every interval at the A/B's level split over its looks. Unchanged nights
+// still alarm in about 1 % or fewer, a 5 % slower benchmark is still confirmed, neither is ever
+// called the other way, and A/Bs whose answer is clear stop with fewer workers than sampling to
+// the target took.
 TEST(PairedSimulation, StageTwoDecidingAtLooksKeepsItsRatesWithFewerWorkers) {
   const double threshold = 0.05, false_alarm = 0.01;
   const int abs_per_night = 4, nights = 250, most = 400;
@@ -472,7 +474,7 @@ TEST(PairedSimulation, StageTwoDecidingAtLooksKeepsItsRatesWithFewerWorkers) {
       const int n = int(workers.size());
       const bool look = sequential && detect::at_look(looks, before, n);
       before = n;
-      if (settled(e, o) || n >= most) break;
+      if ((settled(e, o) && (!sequential || detect::may_settle(looks, n))) || n >= most) break;
       if (look && detect::decide(e.ratio, e.lo, e.hi, threshold, o.confidence).status != "unknown")
         break;
       for (auto& w : paired_experiment(host, truth, 8, 4, 3)) workers.push_back(std::move(w));
@@ -524,6 +526,81 @@ TEST(PairedSimulation, StageTwoDecidingAtLooksKeepsItsRatesWithFewerWorkers) {
   EXPECT_EQ(cleared, 0);
   EXPECT_LT(mean, width_mean);
   EXPECT_LT(slowed_mean, width_slowed_mean);
+}
+
+// Stage 2 settles on its width only from its first look on (detect::may_settle). With a few
+// workers the estimated width is narrow when they happen to agree, and an interval cut there holds
+// the truth less often than its level. A/Bs of an unchanged build on a host where a worker's
+// estimate varies by a few per cent start with 4 workers and add two at a time, as the
+// orchestrator does, deciding at looks at a level low enough for misses to be counted (96 % per
+// look). Each A/B's workers are drawn once and stopped by both rules (settling at any count, as
+// stage 2 did, and from the first look on), so the two are compared on the same A/Bs: the A/Bs
+// the old rule stopped before the first look held 1 less often than the level; under the new rule
+// all A/Bs hold it about as often as the level says, and those same A/Bs more often than before
+// (not quite at the level: they are the A/Bs whose first workers agreed by chance, and those
+// workers are still among the first look's 16).
+TEST(PairedSimulation, StageTwoSettlingOnlyFromTheFirstLookKeepsItsIntervalsHonest) {
+  const double threshold = 0.05;
+  const std::optional<detect::Looks> looks = detect::decision_looks(0.8, 128);
+  Options o;
+  o.target = detect::confirm_target(threshold);
+  o.confidence = looks->confidence;
+  struct Stop {
+    int workers;
+    bool covered;
+  };
+  // Where one A/B stops; `stream` holds its workers, drawn from `host` as far as a rule needs.
+  auto stop = [&](Host& host, std::vector<std::vector<Sample>>& stream, bool any_count) {
+    int n = 4, before = 0;
+    for (;;) {
+      while (int(stream.size()) < n) {
+        for (auto& w : paired_experiment(host, 1.0, 2, 4, 3)) stream.push_back(std::move(w));
+      }
+      const Effect e = estimate({stream.begin(), stream.begin() + n}, o);
+      const bool look = detect::at_look(*looks, before, n);
+      before = n;
+      const bool may = detect::may_settle(any_count ? std::nullopt : looks, n);
+      if ((may && settled(e, o)) || n + 2 > 128 ||
+          (look && detect::decide(e.ratio, e.lo, e.hi, threshold, o.confidence).status !=
+                       "unknown")) {
+        return Stop{n, e.lo <= 1 && 1 <= e.hi};
+      }
+      n += 2;
+    }
+  };
+  const int abs = 2000;
+  Host host(20261205, 0.03);
+  int early = 0, early_held_before = 0, early_held_now = 0, held_now = 0, held_before = 0;
+  long workers_before = 0, workers_now = 0;
+  for (int a = 0; a < abs; ++a) {
+    std::vector<std::vector<Sample>> stream;
+    const Stop before = stop(host, stream, true), now = stop(host, stream, false);
+    EXPECT_GE(now.workers, std::min(before.workers, detect::kFirstLook));
+    held_before += before.covered;
+    held_now += now.covered;
+    workers_before += before.workers;
+    workers_now += now.workers;
+    if (before.workers < detect::kFirstLook) {
+      ++early;
+      early_held_before += before.covered;
+      early_held_now += now.covered;
+    }
+  }
+  const auto pct = [](int k, int n) { return n ? 100.0 * k / n : 0.0; };
+  fmt::print(
+      "stage 2 settling, unchanged build, {} A/Bs at {:.1f} % per look: settling at any count "
+      "held 1 in {:.1f} % (mean {:.1f} workers), {} stopped before {} workers and held 1 in "
+      "{:.1f} %; settling from the first look held 1 in {:.1f} % (mean {:.1f} workers), those "
+      "same {} A/Bs in {:.1f} %\n",
+      abs, 100 * o.confidence, pct(held_before, abs), double(workers_before) / abs, early,
+      detect::kFirstLook, pct(early_held_before, early), pct(held_now, abs),
+      double(workers_now) / abs, early, pct(early_held_now, early));
+  // Misses: 4 % nominal per interval; three standard errors of a rate over n A/Bs.
+  const auto slack = [&](int n) { return 3 * std::sqrt(0.04 * 0.96 / n); };
+  ASSERT_GE(early, 50);  // the old rule does stop early on this host
+  EXPECT_LT(double(early_held_before) / early, o.confidence - slack(early));
+  EXPECT_GT(early_held_now, early_held_before);
+  EXPECT_GE(double(held_now) / abs, o.confidence - slack(abs));
 }
 
 }  // namespace
