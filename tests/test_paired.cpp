@@ -561,8 +561,8 @@ TEST(PairedSimulation, StageTwoSettlingOnlyFromTheFirstLookKeepsItsIntervalsHone
       before = n;
       const bool may = detect::may_settle(any_count ? std::nullopt : looks, n);
       if ((may && settled(e, o)) || n + 2 > 128 ||
-          (look && detect::decide(e.ratio, e.lo, e.hi, threshold, o.confidence).status !=
-                       "unknown")) {
+          (look &&
+           detect::decide(e.ratio, e.lo, e.hi, threshold, o.confidence).status != "unknown")) {
         return Stop{n, e.lo <= 1 && 1 <= e.hi};
       }
       n += 2;
