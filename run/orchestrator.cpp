@@ -723,7 +723,8 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
     looked_at = workers;
     const std::string answer =
         look ? detect::decide(e.ratio, e.lo, e.hi, limits.decide, target.confidence).status : "";
-    if (stats::paired::settled(e, target) && detect::may_settle(looks, workers)) {
+    const bool narrow = stats::paired::settled(e, target);
+    if (narrow && detect::may_settle(looks, workers)) {
       stop = "settled";
     } else if (look && answer != "unknown") {
       stop = fmt::format("decided at a look ({}, threshold {:g} %)", answer, 100 * limits.decide);
@@ -744,9 +745,8 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
                       workers, spent));
       return true;
     }
-    const std::string early = stats::paired::settled(e, target)
-                                  ? fmt::format(" (settles from {} workers on)", detect::kFirstLook)
-                                  : "";
+    const std::string early =
+        narrow ? fmt::format(" (settles from {} workers on)", detect::kFirstLook) : "";
     say(fmt::format("{}: {}{} after {} workers ({:.0f}s of {:g}s): two more workers",
                     off.experiment, width, early, workers, spent, limits.budget_s));
     for (int k = 0; k < 2 && !g_interrupted; ++k) {

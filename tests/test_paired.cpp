@@ -541,7 +541,8 @@ TEST(PairedSimulation, StageTwoDecidingAtLooksKeepsItsRatesWithFewerWorkers) {
 // workers are still among the first look's 16).
 TEST(PairedSimulation, StageTwoSettlingOnlyFromTheFirstLookKeepsItsIntervalsHonest) {
   const double threshold = 0.05;
-  const std::optional<detect::Looks> looks = detect::decision_looks(0.8, 128);
+  const int most = 128;
+  const std::optional<detect::Looks> looks = detect::decision_looks(0.8, most);
   Options o;
   o.target = detect::confirm_target(threshold);
   o.confidence = looks->confidence;
@@ -560,7 +561,7 @@ TEST(PairedSimulation, StageTwoSettlingOnlyFromTheFirstLookKeepsItsIntervalsHone
       const bool look = detect::at_look(*looks, before, n);
       before = n;
       const bool may = detect::may_settle(any_count ? std::nullopt : looks, n);
-      if ((may && settled(e, o)) || n + 2 > 128 ||
+      if ((may && settled(e, o)) || n + 2 > most ||
           (look &&
            detect::decide(e.ratio, e.lo, e.hi, threshold, o.confidence).status != "unknown")) {
         return Stop{n, e.lo <= 1 && 1 <= e.hi};
@@ -595,8 +596,8 @@ TEST(PairedSimulation, StageTwoSettlingOnlyFromTheFirstLookKeepsItsIntervalsHone
       abs, 100 * o.confidence, pct(held_before, abs), double(workers_before) / abs, early,
       detect::kFirstLook, pct(early_held_before, early), pct(held_now, abs),
       double(workers_now) / abs, early, pct(early_held_now, early));
-  // Misses: 4 % nominal per interval; three standard errors of a rate over n A/Bs.
-  const auto slack = [&](int n) { return 3 * std::sqrt(0.04 * 0.96 / n); };
+  // Misses: 1 − level nominal per interval (4 %); three standard errors of a rate over n A/Bs.
+  const auto slack = [&](int n) { return 3 * std::sqrt(o.confidence * (1 - o.confidence) / n); };
   ASSERT_GE(early, 50);  // the old rule does stop early on this host
   EXPECT_LT(double(early_held_before) / early, o.confidence - slack(early));
   EXPECT_GT(early_held_now, early_held_before);
