@@ -139,8 +139,13 @@ bool at_look(const Looks& looks, int before, int workers) {
                      [&](int n) { return before < n && n <= workers; });
 }
 
-bool may_settle(const std::optional<Looks>& looks, int workers) {
-  return !looks || workers >= kFirstLook;
+int settles_from(const std::optional<Looks>& looks, bool resident) {
+  if (looks) return kFirstLook;
+  return resident ? kResidentSettleFrom : 0;
+}
+
+bool may_settle(const std::optional<Looks>& looks, int workers, bool resident) {
+  return workers >= settles_from(looks, resident);
 }
 
 double critical_ratio(const Floor& floor, int baseline_runs, double false_alarm) {

@@ -692,7 +692,8 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
 // estimate), or its workers have taken its budget_s, or it has max_workers, or the run's
 // --budget is spent. With decide_pct (stage 2 of the check), it also stops at the first of its
 // fixed looks whose interval decides, every interval then at the look level
-// (detect::decision_looks), and settles only from its first look on (detect::may_settle). What
+// (detect::decision_looks), and settles only from its first look on; resident pairs settle only
+// from detect::kResidentSettleFrom workers on (detect::may_settle). What
 // stops it is said; an experiment left wider than the target is stored as "not precise enough
 // (±x %)" unless its interval excludes 1. `off` and `on` are the experiment's last planned worker:
 // the new workers are copies of it. False when the run must stop (as run_unit).
@@ -724,7 +725,7 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
     const std::string answer =
         look ? detect::decide(e.ratio, e.lo, e.hi, limits.decide, target.confidence).status : "";
     const bool narrow = stats::paired::settled(e, target);
-    if (narrow && detect::may_settle(looks, workers)) {
+    if (narrow && detect::may_settle(looks, workers, off.pairing.resident)) {
       stop = "settled";
     } else if (look && answer != "unknown") {
       stop = fmt::format("decided at a look ({}, threshold {:g} %)", answer, 100 * limits.decide);
@@ -745,8 +746,10 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
                       workers, spent));
       return true;
     }
-    const std::string early =
-        narrow ? fmt::format(" (settles from {} workers on)", detect::kFirstLook) : "";
+    const std::string early = narrow
+                                  ? fmt::format(" (settles from {} workers on)",
+                                                detect::settles_from(looks, off.pairing.resident))
+                                  : "";
     say(fmt::format("{}: {}{} after {} workers ({:.0f}s of {:g}s): two more workers",
                     off.experiment, width, early, workers, spent, limits.budget_s));
     for (int k = 0; k < 2 && !g_interrupted; ++k) {
