@@ -543,6 +543,34 @@ TEST(Run, APairedExperimentSamplesOnUntilSettledOrAtItsMostWorkers) {
   std::filesystem::remove_all(dir);
 }
 
+// Resident pairs settle on their width only from detect::kResidentSettleFrom workers on (the
+// PairedSimulation test "ResidentPairsSettle…" says why). With a target every interval meets at
+// once (±50 %), the A/A in one process stops at its 4 planned workers; the same A/A as resident
+// pairs samples on to 12 (two workers at a time), where it may settle.
+TEST(Run, AResidentPairSettlesOnItsWidthOnlyFromTwelveWorkersOn) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tunebench-resident-on-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "resident_sampling");
+  ASSERT_EQ(orchestrator::run(options), 0);
+  storage::Database db(options.db_path);
+  const std::string uuid = *db.latest_run_uuid();
+  std::map<bool, std::vector<storage::Database::StoredTrial>> by_design;  // two processes or one
+  for (const auto& t : db.trials(uuid)) {
+    by_design[t.result.evidence["paired"].value("processes", 1) == 2].push_back(t);
+  }
+  ASSERT_EQ(by_design.size(), 2u);
+  const int in_one_process = checked_workers(by_design[false]);
+  const int resident = checked_workers(by_design[true]);
+  EXPECT_EQ(in_one_process, 4);
+  EXPECT_GE(resident, detect::kResidentSettleFrom);
+  const std::string experiment = by_design[true].front().spec.experiment;
+  stats::paired::Options target;
+  target.target = 0.5;
+  const auto estimate = analysis::paired_time_estimate(by_design[true], experiment, target);
+  EXPECT_TRUE(stats::paired::settled(estimate, target)) << estimate.text;
+  std::filesystem::remove_all(dir);
+}
+
 // decide_pct: sampling stops at the first look whose interval decides. A 30 % slower ON arm with
 // a target no interval reaches and a budget it does not spend: without decide_pct it would sample
 // on to max_workers (64); with it, it stops at a look before that (16 workers on a quiet host; 32
