@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "analysis/detect.h"
@@ -350,17 +351,27 @@ struct Stop {
   bool covered;
 };
 struct Settling {
-  int experiments = 0, early = 0;
+  int experiments = 0, from = 0, early = 0;
   int held[2] = {0, 0}, early_held[2] = {0, 0};  // [any count, from `from` on]
   long workers[2] = {0, 0};
   double held_pct(int r) const { return 100.0 * held[r] / experiments; }
   double early_pct(int r) const { return early ? 100.0 * early_held[r] / early : 0.0; }
   double mean_workers(int r) const { return double(workers[r]) / experiments; }
+  // One line: `what` (the experiments simulated), their level, and the later rule in words.
+  void print(const std::string& what, double level, const std::string& later) const {
+    fmt::print(
+        "{}, {} unchanged at {:.1f} %: settling at any count held 1 in {:.1f} % (mean {:.1f} "
+        "workers), {} stopped before {} workers and held 1 in {:.1f} %; settling {} held 1 in "
+        "{:.1f} % (mean {:.1f} workers), those same {} in {:.1f} %\n",
+        what, experiments, 100 * level, held_pct(0), mean_workers(0), early, from, early_pct(0),
+        later, held_pct(1), mean_workers(1), early, early_pct(1));
+  }
 };
 template <class StopAt>
 Settling compare_settling(int experiments, int from, StopAt stop) {
   Settling c;
   c.experiments = experiments;
+  c.from = from;
   for (int a = 0; a < experiments; ++a) {
     std::vector<std::vector<Sample>> stream;
     const Stop any = stop(stream, false), late = stop(stream, true);
@@ -409,12 +420,7 @@ TEST(PairedSimulation, ResidentPairsSettleOnlyFromTwelveWorkersAndKeepTheirCover
       }
     }
   });
-  fmt::print(
-      "resident pairs, unchanged, {} A/As at 95 %: settling from any count held 1 in {:.1f} % "
-      "(mean {:.1f} workers), {} stopped before {} workers and held 1 in {:.1f} %; settling from "
-      "{} on held 1 in {:.1f} % (mean {:.1f} workers), those same {} A/As in {:.1f} %\n",
-      c.experiments, c.held_pct(0), c.mean_workers(0), c.early, from, c.early_pct(0), from,
-      c.held_pct(1), c.mean_workers(1), c.early, c.early_pct(1));
+  c.print("resident pairs, A/As", o.confidence, fmt::format("from {} workers on", from));
   expect_later_settling_is_honest(c, o.confidence);
 }
 
@@ -643,14 +649,7 @@ TEST(PairedSimulation, StageTwoSettlingOnlyFromTheFirstLookKeepsItsIntervalsHone
     }
   };
   const Settling c = compare_settling(2000, detect::kFirstLook, stop);
-  fmt::print(
-      "stage 2 settling, unchanged build, {} A/Bs at {:.1f} % per look: settling at any count "
-      "held 1 in {:.1f} % (mean {:.1f} workers), {} stopped before {} workers and held 1 in "
-      "{:.1f} %; settling from the first look held 1 in {:.1f} % (mean {:.1f} workers), those "
-      "same {} A/Bs in {:.1f} %\n",
-      c.experiments, 100 * o.confidence, c.held_pct(0), c.mean_workers(0), c.early,
-      detect::kFirstLook, c.early_pct(0), c.held_pct(1), c.mean_workers(1), c.early,
-      c.early_pct(1));
+  c.print("stage 2, A/Bs (level per look)", o.confidence, "from the first look on");
   // Misses: 1 − level nominal per interval (4 %).
   expect_later_settling_is_honest(c, o.confidence);
 }
