@@ -2,7 +2,7 @@
 """Does sharing one heap offset between the two processes of a resident pair narrow a software
 A/B? With --rounds N it first runs the study into --db: stage 2's A/B as an A/A (this build,
 "self", against a copy of it, resident pairs, 48 workers each, the two benchmarks of
-bench/regression_suite.json's OFF arms), the suite's "heap_offset" "per_process" and "per_pair"
+suites/studies/regression_suite.json's OFF arms), the suite's "heap_offset" "per_process" and "per_pair"
 in alternating runs (labels offset-per_process and offset-per_pair; N rounds of four runs, ABBA),
 ~3 minutes a run here. Then it reads every run labelled offset-* in --db and prints, per
 label and benchmark, the spread of the workers' estimates (what the interval is made of), the

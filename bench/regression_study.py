@@ -2,7 +2,7 @@
 """The two-stage check's false alarms and detection on this machine (issue #17, item 6).
 
 Real runs, nothing simulated; every figure comes from `tunebench check --format json` (computed
-in C++). Into one database, nights of bench/regression_suite.json:
+in C++). Into one database, nights of suites/studies/regression_suite.json:
 
   1. Calibration (a new history only): --calibrate A/A nights (nothing changed, label "aa"), then
      `tunebench calibrate` on them: the noise floors, absolute and reference-relative.
@@ -55,7 +55,7 @@ import subprocess
 import sys
 import time
 
-SUITE = "bench/regression_suite.json"
+SUITE = "suites/studies/regression_suite.json"
 
 
 def clopper_pearson(k, n, confidence=0.95):
@@ -109,9 +109,9 @@ class CompileLoad:
         self.jobs = jobs
 
     def __enter__(self):
-        unit = "worker/ddp.cpp"  # includes torch/torch.h: ~25 s of one core per compile
+        unit = "harness/worker/ddp.cpp"  # includes torch/torch.h: ~25 s of one core per compile
         torch_include = "/usr/include/torch/csrc/api/include"
-        loop = (f"while :; do c++ -std=c++17 -O2 -I. -isystem {torch_include} "
+        loop = (f"while :; do c++ -std=c++17 -O2 -Iharness -I. -isystem {torch_include} "
                 f"-DTUNEBENCH_GLOO=0 -DTUNEBENCH_NCCL=0 -DTUNEBENCH_GLOO_MISSING='\"\"' "
                 f"-DTUNEBENCH_NCCL_MISSING='\"\"' -c {unit} -o /dev/null 2>/dev/null; done")
         for _ in range(self.jobs):

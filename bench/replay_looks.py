@@ -3,7 +3,7 @@
 study: for each A/B of each `confirm` run since --since, the interval over all its workers at the
 A/B's level, and the first look (16, 32, 64, … workers) whose interval at the looks' level would
 have decided. Each worker's estimate is the mean of its block pairs' log ratios (the first sample
-of each block dropped), as analysis/paired does for 3 pairs (its 10 % trim cuts none); t quantiles
+of each block dropped), as harness/analysis/paired does for 3 pairs (its 10 % trim cuts none); t quantiles
 by the Cornish-Fisher expansion (no SciPy in the environment).
 
   .venv/bin/python bench/replay_looks.py --since 2026-12-03T14:50

@@ -20,7 +20,7 @@ PACKAGES=(
   libnuma-dev libnuma1
   libssl-dev libssl3
 )
-# Boost is used header-only (Boost.Math in analysis/detect.cpp): of its 160 MB of headers only those
+# Boost is used header-only (Boost.Math in harness/analysis/detect.cpp): of its 160 MB of headers only those
 # our sources include, what they include in turn (as g++ -M lists them), boost/config for other
 # compilers, and the CMake configs are kept.
 BOOST=libboost1.74-dev

@@ -19,10 +19,10 @@ regression check: findings of `tunebench check` and the noise floors of `tuneben
 
 Layout of this file: read first (plain data, no plotting), then present (matplotlib figures,
 HTML, Markdown), then the command line. Every number shown is one tunebench computed and stored
-(schema version 3: the `effects` and `arm_summaries` tables, written by analysis/effects.cpp when
+(schema version 3: the `effects` and `arm_summaries` tables, written by harness/analysis/effects.cpp when
 a run finishes, when an older file is migrated and when runs are merged; `noise_floors` and
 `regressions` from calibrate and check) or handed over (the hosts side by side, --hosts-json,
-analysis/hosts.cpp): this file computes no statistic, so an interval here is
+harness/analysis/hosts.cpp): this file computes no statistic, so an interval here is
 the one `tunebench show` prints. A database older than version 3 is shown without effects, with
 a note saying how to migrate it.
 """
@@ -67,11 +67,11 @@ class ReportError(Exception):
 
 
 # ============================================================================================
-# Verdicts as tunebench stores them (analysis/stats.cpp computes every number this page shows)
+# Verdicts as tunebench stores them (harness/analysis/stats.cpp computes every number this page shows)
 # ============================================================================================
 
 HELPS, HURTS, NO_EFFECT, INSUFFICIENT = "helps", "hurts", "no measurable effect", "insufficient data"
-# The paired estimator's verdicts (analysis/paired.h). Stored verdicts carry their numbers ("no
+# The paired estimator's verdicts (harness/analysis/paired.h). Stored verdicts carry their numbers ("no
 # effect beyond ±2%", "not precise enough (±3.4%)"); verdict_kind() drops them.
 EQUIVALENT, INCONCLUSIVE = "no effect beyond the margin", "inconclusive"
 NOT_PRECISE, HOST_BUSY = "not precise enough", "host too busy"
@@ -218,7 +218,7 @@ def _json_object(text) -> dict:
 
 
 # ============================================================================================
-# Read: the selected run's stored effects and arm summaries (analysis/effects.cpp wrote them)
+# Read: the selected run's stored effects and arm summaries (harness/analysis/effects.cpp wrote them)
 # ============================================================================================
 
 
@@ -289,7 +289,7 @@ def parse_cell(arm: str) -> dict | None:
     return levels
 
 
-POSITIVE_CONTROL = "positive_control"  # the knob of a positive control's trials (knobs/knobs.h)
+POSITIVE_CONTROL = "positive_control"  # the knob of a positive control's trials (harness/knobs/knobs.h)
 
 
 def known_slowdown(settings_json) -> float:
@@ -516,7 +516,7 @@ FINDING_COLUMNS = ("experiment", "arm", "kind", "ratio", "lo", "hi", "detail", "
 
 
 def load_check(con: sqlite3.Connection, run: RunInfo) -> Check:
-    """Noise floors for the run's host, software and suite (as store/calibration.cpp's noise_floors()),
+    """Noise floors for the run's host, software and suite (as harness/store/calibration.cpp's noise_floors()),
     and the findings `tunebench check` stored for the run."""
     check = Check()
     if set(FLOOR_COLUMNS) <= table_columns(con, "noise_floors"):
@@ -642,7 +642,7 @@ def compute_controls(con: sqlite3.Connection, suite_name: str, hosts: list[str])
 
 
 # ============================================================================================
-# Read: hosts side by side (the comparison tunebench computed: analysis/hosts.h)
+# Read: hosts side by side (the comparison tunebench computed: harness/analysis/hosts.h)
 # ============================================================================================
 
 

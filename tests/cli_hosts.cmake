@@ -1,4 +1,4 @@
-# tunebench compare --hosts end to end (the procurement comparison, analysis/hosts.h): two
+# tunebench compare --hosts end to end (the procurement comparison, harness/analysis/hosts.h): two
 # synthetic hosts stored with the hidden `tunebench import` (box-b 20 % slower), ranked apart with
 # prices and in JSON; fewer than two hosts, an unknown host, an unknown suite and bad prices files
 # are one message each and exit 2.

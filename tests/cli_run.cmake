@@ -12,7 +12,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake)
 run_tb(0 out run --suite tests/suites/mini.json --db ${db} --label cli-test)
 expect("completed: 8 trials, 0 failed, 0 invalid" "${out}" "run")
 expect("not applicable: channels_last.gpt-tiny-infer: channels_last: applies to resnet50 only" "${out}" "run")
-# Every worker process starts its heap at its own random offset (worker/heap_offset.h): the
+# Every worker process starts its heap at its own random offset (harness/worker/heap_offset.h): the
 # offsets are glibc-aligned and in range, and the model's first parameter lies at different places
 # inside its page from one process of an experiment to the next (without the offset it lay at the
 # same place in every process: 2688 and 1856 bytes into its page here).
@@ -76,7 +76,7 @@ foreach(text "no_grad" "omp_threads" "ddp_no_sync" "cuda_graphs" "not applicable
 endforeach()
 file(REMOVE_RECURSE ${WORK})
 
-# Every worker starts through the run's launch link (run/launch_paths.h), also under a launcher:
+# Every worker starts through the run's launch link (harness/run/launch_paths.h), also under a launcher:
 # numa_bind's ON arm runs numactl, which would otherwise start its worker by the build's full path
 # and the OFF arm's by /proc/self/exe, paths of other lengths (a bias of up to 9 % here).
 file(WRITE ${WORK}/numa.json "{

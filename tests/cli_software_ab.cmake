@@ -45,7 +45,7 @@ execute_process(COMMAND sqlite3 ${db}
 if(NOT ok EQUAL 6)
   message(FATAL_ERROR "expected 6 ok paired trials (3 resident pairs), got ${ok}")
 endif()
-# Every worker was started from a copy of its own build (run/launch_paths.h: fresh_copy), every
+# Every worker was started from a copy of its own build (harness/run/launch_paths.h: fresh_copy), every
 # copy's name of one length, and their evidence names the builds themselves (checked above: two
 # builds); the copies went with their pairs, the run's folder of links with the run.
 execute_process(COMMAND sqlite3 ${db}

@@ -5,7 +5,7 @@ against the C++ one on the same LibTorch (knob worker_build = "python").
 
   PYTHON models/python/worker.py worker < TRIAL_JSON
 
-reads one trial (core/records.h, TrialSpec as JSON) on stdin and writes one result (TrialResult as
+reads one trial (harness/core/records.h, TrialSpec as JSON) on stdin and writes one result (TrialResult as
 JSON) on stdout; everything else goes to stderr. It runs trials alone (the planner's "processes"
 design): a paired or resident request is refused with a result that says so.
 
