@@ -43,6 +43,9 @@ run_tb(0 out export latest --db ${db} --format gbench)
 expect("\"run_type\": \"iteration\"" "${out}" "gbench")
 expect("\"name\": \"no_grad.resnet50-tiny-infer/off\"" "${out}" "gbench")
 run_tb(2 out export latest --db ${db} --format xml)
+# A run compared with itself is said to be one.
+run_tb(0 out compare latest latest --db ${db})
+expect("are one run" "${out}" "compare of a run with itself")
 
 # A broken suite: one clear message with the file and the JSON path, exit 2, database untouched.
 file(SHA256 ${db} before)
@@ -53,9 +56,19 @@ expect("broken_syntax.json: line 4, column" "${out}" "broken syntax")
 run_tb(2 out run --suite tests/suites/too_big.json --db ${db})
 expect("needs an estimated" "${out}" "memory refusal")
 expect("GiB available now" "${out}" "memory refusal")
+# A suite of more trials than a run takes without --large: its size and a lower bound of its
+# duration, before anything is written.
+run_tb(2 out run --suite tests/suites/too_many.json --db ${db})
+expect("tests/suites/too_many.json: 4000 trials (2 experiments)" "${out}" "large suite")
+expect("Pass --large to run it anyway" "${out}" "large suite")
+# TMPDIR pointing nowhere: named, before anything is written (no run left "running").
+run_cmd(2 out ${TB_CWD} ${CMAKE_COMMAND} -E env TMPDIR=${WORK}/no-such-folder ${TUNEBENCH}
+        run --suite tests/suites/mini.json --db ${db})
+expect("TMPDIR=${WORK}/no-such-folder is not a usable folder" "${out}" "missing TMPDIR")
+expect("Nothing was run or written." "${out}" "missing TMPDIR")
 file(SHA256 ${db} after)
 if(NOT before STREQUAL after)
-  message(FATAL_ERROR "a broken suite changed the database")
+  message(FATAL_ERROR "a broken suite, a too large one or a missing TMPDIR changed the database")
 endif()
 run_tb(2 out run --suite tests/suites/broken_knob.json --db ${WORK}/never.sqlite)
 if(EXISTS ${WORK}/never.sqlite)

@@ -2,8 +2,13 @@
 // (analysis::run_state): real processes of this machine, and a machine faked for what cannot be
 // arranged here (another boot, another host, a pid /proc hides).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
 
 #include "analysis/analysis.h"
 #include "core/liveness.h"
@@ -126,6 +131,66 @@ TEST(Liveness, ResumeCommandQuotesThePathWhereAShellNeedsIt) {
             "tunebench run --resume u-1 --db results/tunebench.sqlite");
   EXPECT_EQ(resume_command("u-1", "my results/it's.sqlite"),
             "tunebench run --resume u-1 --db 'my results/it'\\''s.sqlite'");
+}
+
+// Worker tags (core/liveness.h): one length for every orchestrator, and a tagged process is an
+// orphan exactly when its orchestrator is not running with that start time.
+TEST(Liveness, WorkerTagsHaveOneLengthAndNameTheirOrchestrator) {
+  EXPECT_EQ(worker_tag(Orchestrator{"h", "b", "n", 42, 7}), "0000042:00000000000000000007");
+  EXPECT_EQ(worker_tag(Orchestrator{"h", "b", "n", 4194304, 18446744073709551615u}).size(),
+            worker_tag(Orchestrator{"h", "b", "n", 1, 0}).size());
+}
+
+TEST(Liveness, AWorkerIsAnOrphanWhenItsOrchestratorIsGoneOrItsPidReused) {
+  // pid 10 runs, started at tick 5; pid 11 is gone.
+  const Here here{"h", "boot", "pid:[9]", [](int64_t pid) {
+                    return pid == 10 ? Seen{true, uint64_t{5}} : Seen{false, std::nullopt};
+                  }};
+  const std::vector<TaggedProcess> tagged = {
+      {100, worker_tag(Orchestrator{"h", "boot", "n", 10, 5})},  // its orchestrator runs
+      {101, worker_tag(Orchestrator{"h", "boot", "n", 11, 5})},  // gone
+      {102, worker_tag(Orchestrator{"h", "boot", "n", 10, 6})},  // pid 10 is another process now
+      {103, "not a tag"},
+  };
+  std::vector<int64_t> pids;
+  for (const auto& p : orphans(tagged, here)) pids.push_back(p.pid);
+  EXPECT_EQ(pids, (std::vector<int64_t>{101, 102, 103}));
+}
+
+TEST(Liveness, TaggedProcessesAreFoundInTheirEnvironment) {
+  // A child that carries this process's tag (a worker of ours) and one of a dead orchestrator.
+  const std::string mine = worker_tag(this_process());
+  const std::string dead = worker_tag(Orchestrator{"h", "b", "n", dead_pid(), 1});
+  std::vector<pid_t> children;
+  for (const std::string& tag : {mine, dead}) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const std::string entry = std::string(kWorkerTagVariable) + "=" + tag;
+      char* argv[] = {const_cast<char*>("/bin/sleep"), const_cast<char*>("30"), nullptr};
+      char* envp[] = {const_cast<char*>(entry.c_str()), nullptr};
+      execve("/bin/sleep", argv, envp);
+      _exit(127);
+    }
+    children.push_back(pid);
+  }
+  std::map<int64_t, std::string> found;
+  for (int attempt = 0; attempt < 200 && found.size() < 2; ++attempt) {  // until both exec'd
+    found.clear();
+    for (const auto& p : tagged_processes()) {
+      if (p.pid == children[0] || p.pid == children[1]) found[p.pid] = p.tag;
+    }
+    usleep(10000);
+  }
+  EXPECT_EQ(found[children[0]], mine);
+  EXPECT_EQ(found[children[1]], dead);
+  std::vector<int64_t> gone;
+  for (const auto& p : orphans(tagged_processes(), this_machine())) gone.push_back(p.pid);
+  EXPECT_EQ(std::count(gone.begin(), gone.end(), children[0]), 0);
+  EXPECT_EQ(std::count(gone.begin(), gone.end(), children[1]), 1);
+  for (pid_t pid : children) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
 }
 
 // How show says each state (its first lines and its JSON take these).

@@ -72,10 +72,23 @@ std::string format_run(const RunReport& report) {
                      r.host.value("cores", 0), r.host.value("numa_nodes", 0),
                      r.software.value("libtorch_build", "?"));
   if (!r.host_quiet) {
-    out += "host was not quiet at the start:";
-    for (const auto& w : r.host_state.value("warnings", json::array()))
-      out += " " + w.get<std::string>() + ";";
-    out += "\n";
+    auto warnings = [](const json& state) {
+      std::string said;
+      for (const auto& w : state.value("warnings", json::array())) {
+        if (w.is_string()) said += " " + w.get<std::string>() + ";";
+      }
+      return said;
+    };
+    const std::string at_start = warnings(r.host_state);
+    if (!at_start.empty()) out += "host was not quiet at the start:" + at_start + "\n";
+    // A resumed run's host state as each resume found it (run/orchestrator.cpp resume).
+    for (const auto& resumed : r.host_state.value("resumed", json::array())) {
+      const std::string then = warnings(resumed);
+      if (!then.empty()) {
+        out += fmt::format("host was not quiet when resumed at {}:{}\n", resumed.value("at", "?"),
+                           then);
+      }
+    }
   }
   out +=
       "effects are ratios on/off of the median (time per iteration, peak RSS): < 1 means the knob "

@@ -81,6 +81,10 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
          "on "
          "the first node; run it from the batch script, see ci/slurm/)")
       ->check(CLI::IsMember({"local", "srun"}));
+  cmd->add_flag("--large", o->large,
+                fmt::format("run a suite of more than {} trials (refused without it, with its "
+                            "size and a lower bound of its duration)",
+                            orchestrator::kLargeRunTrials));
   cmd->add_flag("-q,--quiet", o->quiet, "print nothing but errors");
   return {cmd, [o] { return run_command(*o); }};
 }

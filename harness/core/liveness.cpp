@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -143,6 +144,44 @@ Verdict judge(const std::optional<Orchestrator>& who, const Here& here) {
                                       who_where(*who), who->pid)};
   }
   return {State::kAlive, fmt::format("its orchestrator, {}, is running", who_where(*who))};
+}
+
+std::string worker_tag(const Orchestrator& o) {
+  return fmt::format("{:07}:{:020}", o.pid, o.start_ticks);
+}
+
+std::vector<TaggedProcess> tagged_processes() {
+  namespace fs = std::filesystem;
+  const std::string prefix = std::string(kWorkerTagVariable) + "=";
+  std::vector<TaggedProcess> found;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // NUL-separated NAME=VALUE entries; unreadable (another user's, or gone): skipped.
+    std::ifstream in(it->path() / "environ", std::ios::binary);
+    for (std::string entry; std::getline(in, entry, '\0');) {
+      if (entry.rfind(prefix, 0) == 0) {
+        found.push_back({std::stoll(name), entry.substr(prefix.size())});
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+std::vector<TaggedProcess> orphans(const std::vector<TaggedProcess>& tagged, const Here& here) {
+  std::vector<TaggedProcess> gone;
+  for (const auto& p : tagged) {
+    int64_t pid = 0;
+    uint64_t ticks = 0;
+    char colon = 0;
+    std::istringstream in(p.tag);
+    const bool parsed = bool(in >> pid >> colon >> ticks) && colon == ':';
+    const Seen seen = parsed ? here.look_up(pid) : Seen{};
+    if (!seen.running || (seen.start_ticks && *seen.start_ticks != ticks)) gone.push_back(p);
+  }
+  return gone;
 }
 
 std::string resume_command(const std::string& uuid, const std::string& db_path) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tunebench::liveness {
 
@@ -64,6 +65,28 @@ struct Verdict {
 //              the pid runs with another start time      → gone (the pid was reused)
 // A pid that runs but whose start time cannot be read (hidepid) counts as alive.
 Verdict judge(const std::optional<Orchestrator>& who, const Here& here);
+
+// Every worker an orchestrator starts carries its orchestrator's identity in its environment,
+// kWorkerTagVariable=worker_tag(...), inherited by whatever the worker starts in turn. A worker
+// normally dies with its orchestrator (the parent-death signal it is started with), but anything
+// that outlives it (a process it started, a worker of an older tunebench) would share the CPUs
+// with the next run's workers and skew them (a resumed run's OFF arm measured 2.2x slower beside
+// one): the next run finds such processes by this tag and stops them first.
+inline constexpr const char* kWorkerTagVariable = "TUNEBENCH_ORCHESTRATOR";
+// "PPPPPPP:TTTTTTTTTTTTTTTTTTTT": the pid (7 digits) and start ticks (20), of one length for every
+// orchestrator, so that the workers' environments have one size from run to run.
+std::string worker_tag(const Orchestrator& orchestrator);
+
+// A process that carries a worker tag.
+struct TaggedProcess {
+  int64_t pid = 0;
+  std::string tag;
+};
+// Every process this user can see that carries a worker tag (from /proc/PID/environ).
+std::vector<TaggedProcess> tagged_processes();
+// Those whose orchestrator is no longer running on `here` (gone, or its pid now another
+// process's); a tag that does not parse counts as gone.
+std::vector<TaggedProcess> orphans(const std::vector<TaggedProcess>& tagged, const Here& here);
 
 // The command that resumes a run, its database path quoted for a shell where it needs it:
 // "tunebench run --resume UUID --db PATH".

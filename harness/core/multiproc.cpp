@@ -49,7 +49,10 @@ std::vector<int> allowed_cpus() {
 }
 
 Rendezvous::Rendezvous() {
-  std::string pattern = (fs::temp_directory_path() / "tunebench-trial-XXXXXX").string();
+  // The owner's pid in the name (seven digits), so that a later run knows the folder of one that
+  // was killed (run/leftovers.h).
+  std::string pattern =
+      (fs::temp_directory_path() / fmt::format("tunebench-trial-{:07}-XXXXXX", getpid())).string();
   if (!mkdtemp(pattern.data())) {
     throw std::runtime_error("cannot create a rendezvous directory under " +
                              fs::temp_directory_path().string());

@@ -1,11 +1,9 @@
 #include "run/launch_paths.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,23 +13,6 @@ namespace tunebench::orchestrator {
 namespace {
 constexpr int kMostNames = 1000000;  // names of six digits: every one of one length
 }  // namespace
-
-void LaunchPaths::remove_stale(const std::filesystem::path& tmp) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    int pid = 0;
-    char rest[8] = {};
-    // tunebench-exe-PPPPPPP-XXXXXX, of a run no longer alive (killed: no destructor ran).
-    if (std::sscanf(name.c_str(), "tunebench-exe-%7d-%6s", &pid, rest) != 2 || pid <= 0 ||
-        name.size() != 28 || (kill(pid, 0) == 0 || errno != ESRCH)) {
-      continue;
-    }
-    std::error_code ignored;
-    fs::remove_all(it->path(), ignored);
-  }
-}
 
 std::string LaunchPaths::next_name() { return fmt::format("{}/{:06}", dir_, names_++); }
 
@@ -63,8 +44,8 @@ std::string LaunchPaths::path_for(const std::string& executable) {
   };
   if (names_ >= kMostNames) return give_up("more than a million workers in one run");
   if (dir_.empty()) {
+    // Folders of runs that were killed are removed before a run starts (run/leftovers.h).
     const fs::path tmp = fs::temp_directory_path(ec);
-    if (!ec) remove_stale(tmp);
     // The owner's pid in the name (seven digits: every run's paths of one length).
     std::string pattern = (tmp / fmt::format("tunebench-exe-{:07}-XXXXXX", getpid())).string();
     if (ec || mkdtemp(pattern.data()) == nullptr) {

@@ -11,10 +11,10 @@
 // arm's worker by its full path and the other's by /proc/self/exe. So every worker a run starts
 // on this host is started through a hard link of one length, DIR/000000, DIR/000001, ... in a
 // directory of this run's own ($TMPDIR/tunebench-exe-PID-XXXXXX, PID of seven digits; a later run
-// removes the directories of runs that were killed), which is then also what /proc/self/exe names
-// (a symlink where the directory is on another filesystem, said once on stderr where two
-// executables' real paths differ in length). original_of() turns a link back into the build it
-// stands for.
+// removes the directories of runs that were killed, run/leftovers.h), which is then also what
+// /proc/self/exe names (a symlink where the directory is on another filesystem, said once on stderr
+// where two executables' real paths differ in length). original_of() turns a link back into the
+// build it stands for.
 //
 // Where two arms run two executables, a second bias stays with each file: in the regression
 // study's stage 2 (this build against a byte-identical last-good copy, both through links of one
@@ -60,9 +60,6 @@ class LaunchPaths {
 
  private:
   std::string next_name();  // DIR/NNNNNN, the next of one length; under the mutex
-  // Removes the folders of runs that were killed (their pid in the name is gone): a run's
-  // destructor removes its own, but nothing runs after a SIGKILL.
-  static void remove_stale(const std::filesystem::path& tmp);
 
   mutable std::mutex mutex_;
   std::string dir_;

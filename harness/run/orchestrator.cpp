@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@
 #include "plan/suite.h"
 #include "run/host.h"
 #include "run/launch_paths.h"
+#include "run/leftovers.h"
 #include "run/resident.h"
 #include "run/slurm.h"
 #include "store/storage.h"
@@ -231,6 +233,10 @@ std::map<std::string, std::string> worker_environment(const knobs::ProcessSetup&
     env["TUNEBENCH_TEST_SLOWDOWN"] = this_build ? v : slowdown_stand_in(v);
   }
   if (!env.count("PATH")) env["PATH"] = "/usr/bin:/bin";
+  // Whose worker it is, for the next run to find it should it outlive this process (one length
+  // for every run: core/liveness.h).
+  static const std::string tag = liveness::worker_tag(liveness::this_process());
+  env[liveness::kWorkerTagVariable] = tag;
   for (const auto& [k, v] : setup.env) env[k] = v;
   std::string preload;
   for (const auto& lib : setup.preload) preload += (preload.empty() ? "" : ":") + lib;
@@ -268,10 +274,16 @@ StartedChild start_child(const Command& command) {
   for (const auto& e : env_strings) cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
 
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);  // its own process group, so a timeout kills everything it started
+    // Dies with this process, however it ends (kill -9 included): a worker left running would
+    // share the CPUs with the next run's. Kept across execve (launchers and the Python worker
+    // included); the check closes the window in which the parent died before prctl.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     dup2(in[0], STDIN_FILENO);
     dup2(out[1], STDOUT_FILENO);
     dup2(err[1], STDERR_FILENO);
@@ -840,9 +852,43 @@ void interrupt_gone_runs(storage::Database& db, const RunOptions& options,
   }
 }
 
+// Before a run or resume measures anything: TMPDIR must hold its folders (said before anything
+// is written), and what a killed run left behind here (workers, folders) is cleared and said.
+bool ready_to_run(const RunOptions& options) {
+  if (const std::string problem = temp_directory_problem(); !problem.empty()) {
+    std::cerr << "tunebench: error: " << problem << ".\nNothing was run or written.\n";
+    return false;
+  }
+  for (const auto& line : clear_leftovers(std::filesystem::temp_directory_path())) {
+    if (!options.quiet) std::cerr << "tunebench: " << line << "\n";
+  }
+  return true;
+}
+
+// The loop, with a fault it did not expect (an exception: the environment, the file system)
+// named and the run stored as interrupted with the command that resumes it, never left running.
+int execute_or_interrupt(RunLoop& loop, storage::Database& db, const std::string& uuid,
+                         const std::vector<TrialSpec>& trials, const RunOptions& options) {
+  try {
+    return loop.execute(trials);
+  } catch (const std::exception& e) {
+    std::cerr << "\ntunebench: error: run " << uuid << " stopped: " << e.what() << "\n";
+    try {
+      db.finish_run(uuid, "interrupted", now_iso8601());
+      std::cerr << "The trials stored so far are kept; resume with: "
+                << liveness::resume_command(uuid, options.db_path) << "\n";
+    } catch (const std::exception& also) {
+      std::cerr << "tunebench: error: cannot mark the run interrupted either: " << also.what()
+                << "\n";
+    }
+    return 2;
+  }
+}
+
 // `tunebench run --resume RUN`: the stored suite is expanded again (same order, same seeds) and
 // only the trials the database does not hold yet are run.
 int resume(const RunOptions& options) {
+  if (!ready_to_run(options)) return 2;
   const knobs::HostCaps caps = host::capabilities();
   std::unique_ptr<storage::Database> db;
   std::string uuid;
@@ -887,8 +933,14 @@ int resume(const RunOptions& options) {
     return stored.status == "completed" ? 0 : 1;
   }
   // Who runs it now; refused while its orchestrator is alive here (two would write one run).
+  // The host as it is now, after leftovers were cleared, is stored beside the start's.
+  const host::HostState state = host::host_state();
+  json resumed_state = state.facts;
+  resumed_state["warnings"] = state.warnings;
+  resumed_state["at"] = now_iso8601();
   try {
-    db->reopen_run(uuid, liveness::to_json(liveness::this_process()));
+    db->reopen_run(uuid, liveness::to_json(liveness::this_process()), resumed_state,
+                   state.warnings.empty());
   } catch (const storage::StorageError& e) {
     std::cerr << "tunebench: error: " << e.what() << "\n";
     return 2;
@@ -905,10 +957,11 @@ int resume(const RunOptions& options) {
     }
     std::cerr << fmt::format("resuming run {} ({}): {} of {} trials stored, {} to run\n", uuid, was,
                              done.size(), all.size(), missing.size());
+    for (const auto& w : state.warnings) std::cerr << "warning: host is not quiet: " << w << "\n";
   }
   RunLoop loop(*db, uuid, options, caps.gpus, guard_reference, failed, invalid,
                sampling_of(resumed_plan));
-  return loop.execute(missing);
+  return execute_or_interrupt(loop, *db, uuid, missing, options);
 }
 
 }  // namespace
@@ -926,6 +979,7 @@ int run(const RunOptions& given) {
     }
   }
   if (!options.resume.empty()) return resume(options);
+  if (!ready_to_run(options)) return 2;
   const knobs::HostCaps caps = host::capabilities();
   suite::Suite suite;
   plan::Plan plan;
@@ -936,6 +990,16 @@ int run(const RunOptions& given) {
     trials = plan::trials(plan, options.filter);
   } catch (const suite::SuiteError& e) {
     std::cerr << "tunebench: error: " << e.what() << "\nNothing was run or written.\n";
+    return 2;
+  }
+  if (trials.size() > kLargeRunTrials && !options.large) {
+    // Each trial is a worker process of its own: a second of start-up each is a lower bound.
+    std::cerr << fmt::format(
+        "tunebench: error: {}: {} trials ({} experiments); each starts a worker process, so this "
+        "run takes more than {} before measuring anything. Pass --large to run it anyway, or "
+        "--filter REGEX to run part of it.\nNothing was run or written.\n",
+        options.suite_path, trials.size(), plan.experiments.size(),
+        fmt::format("{:.1f} hours", double(trials.size()) / 3600));
     return 2;
   }
   if (const std::string refusal = memory_refusal(trials); !refusal.empty()) {
@@ -1007,7 +1071,7 @@ int run(const RunOptions& given) {
     }
   }
   RunLoop loop(*db, run.uuid, options, caps.gpus, {}, 0, 0, sampling_of(plan));
-  return loop.execute(trials);
+  return execute_or_interrupt(loop, *db, run.uuid, trials, options);
 }
 
 }  // namespace tunebench::orchestrator

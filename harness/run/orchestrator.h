@@ -16,6 +16,10 @@
 
 namespace tunebench::orchestrator {
 
+// A suite that plans more trials than this is refused unless RunOptions::large: each trial
+// starts a worker process, so such a run takes hours before its first measurement is worth much.
+inline constexpr size_t kLargeRunTrials = 2000;
+
 struct RunOptions {
   std::string suite_path;
   std::string db_path;  // the command line gives the default (app/commands.h: kDefaultDatabase)
@@ -34,6 +38,8 @@ struct RunOptions {
   // Start the ranks of ddp_scaling / ddp_no_sync trials as job steps of the Slurm allocation this
   // runs in, across its nodes (run/slurm.h), instead of on this host's cores.
   bool ranks_over_srun = false;
+  // Run a suite of more than kLargeRunTrials trials (refused without it, with its size said).
+  bool large = false;
   std::optional<slurm::Allocation> allocation;  // set by run() when ranks_over_srun
 };
 

@@ -123,13 +123,19 @@ void Database::finish_run(const std::string& run_uuid, const std::string& status
   write_effects(run_uuid);
 }
 
-void Database::reopen_run(const std::string& run_uuid, const json& orchestrator) {
+void Database::reopen_run(const std::string& run_uuid, const json& orchestrator,
+                          const json& resumed_state, bool quiet) {
   const int changed = guarded(path_, "cannot reopen run " + run_uuid, [&] {
     SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     // Checked inside the write transaction: of two resumes at once, the second sees the first.
-    SQLite::Statement current(*db_, "SELECT status, orchestrator FROM runs WHERE uuid = ?");
+    SQLite::Statement current(
+        *db_, "SELECT status, orchestrator, host_state, host_quiet FROM runs WHERE uuid = ?");
     current.bind(1, run_uuid);
-    if (current.executeStep() && current.getColumn(0).getString() == "running") {
+    if (!current.executeStep()) return 0;
+    json host_state = parse(current.getColumn(2).getString());
+    if (!host_state.is_object()) host_state = json::object();
+    const bool was_quiet = current.getColumn(3).getInt() != 0;
+    if (current.getColumn(0).getString() == "running") {
       const auto verdict =
           liveness::judge(liveness::orchestrator_from_json(parse(current.getColumn(1).getString())),
                           liveness::this_machine());
@@ -141,11 +147,14 @@ void Database::reopen_run(const std::string& run_uuid, const json& orchestrator)
       }
     }
     current.reset();
+    if (!resumed_state.is_null()) host_state["resumed"].push_back(resumed_state);
     SQLite::Statement update(*db_,
                              "UPDATE runs SET status = 'running', ended_at = NULL, orchestrator = "
-                             "? WHERE uuid = ?");
+                             "?, host_state = ?, host_quiet = ? WHERE uuid = ?");
     bind_json_or_null(update, 1, orchestrator);
-    update.bind(2, run_uuid);
+    update.bind(2, host_state.dump());
+    update.bind(3, was_quiet && quiet ? 1 : 0);
+    update.bind(4, run_uuid);
     const int changed = update.exec();
     // Its effects are computed again when it finishes.
     for (const char* table : {"arm_summaries", "effects"}) {

@@ -81,8 +81,12 @@ class Database {
   // `tunebench run --resume`, with `orchestrator` (core/liveness.h) as who runs it now. A run
   // still "running" whose orchestrator is alive on this machine is refused (StorageError, nothing
   // changed): two orchestrators would write one run. Checked inside the write transaction.
+  // `resumed_state`, the host's state as the resume found it (run/host.h), is added to the run's
+  // host_state under "resumed" (one entry per resume), and a resume on a host that was not quiet
+  // makes the run's host_quiet false: a run is quiet only if every part of it was.
   void reopen_run(const std::string& run_uuid,
-                  const nlohmann::json& orchestrator = nlohmann::json());
+                  const nlohmann::json& orchestrator = nlohmann::json(),
+                  const nlohmann::json& resumed_state = nlohmann::json(), bool quiet = true);
   // Marks "interrupted" every run stored as "running" whose orchestrator this machine can tell is
   // gone (core/liveness.h: dead here, or this host rebooted since), and stores their effects as
   // for a run interrupted by a signal; its orchestrator record gains {"gone": {found_at, why}}.

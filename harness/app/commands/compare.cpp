@@ -28,8 +28,13 @@ int compare_command(const CompareOptions& options) {
     }
     const auto db = open_existing(options.db);
     if (options.hosts.empty()) {
-      std::cout << check::format_comparison(check::compare(db, options.runs[0], options.runs[1]),
-                                            options.format);
+      const auto comparison = check::compare(db, options.runs[0], options.runs[1]);
+      if (comparison.run_a == comparison.run_b) {
+        std::cerr << "tunebench: warning: '" << options.runs[0] << "' and '" << options.runs[1]
+                  << "' are one run (" << comparison.run_a
+                  << "): it is compared with itself, so every ratio is 1\n";
+      }
+      std::cout << check::format_comparison(comparison, options.format);
     } else {
       std::cout << hosts::format(hosts::compare_hosts(db, host_options), options.format);
     }
