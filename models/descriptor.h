@@ -65,6 +65,9 @@ struct ModelDescriptor {
   // memory, the configuration as JSON. Throws InvalidSpec for an unknown preset or option, an
   // option of the wrong type or range, or options that do not fit together.
   std::function<PresetSummary(const ModelSpec& spec)> summarize;
+  // A model read from a file (models/torchscript_config.h) rather than built from this project's
+  // code: what it offers the knobs is read from the file (ModelOffer), not known from its name.
+  bool from_file = false;
 };
 
 }  // namespace tunebench::models

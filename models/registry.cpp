@@ -55,7 +55,18 @@ PresetSummary summarize(const ModelSpec& spec) { return descriptor(spec.model).s
 std::vector<PresetSummary> summarize_all() {
   std::vector<PresetSummary> out;
   for (const ModelDescriptor* d : descriptors()) {
-    for (const PresetInfo& p : d->presets) out.push_back(d->summarize({d->name, p.name}));
+    for (const PresetInfo& p : d->presets) {
+      if (d->from_file) {  // nothing to size until its options name a file and its inputs
+        PresetSummary s;
+        s.model = d->name;
+        s.preset = p.name;
+        s.description = p.description;
+        s.note = "a model from a file: its options path and inputs say what it is";
+        out.push_back(s);
+        continue;
+      }
+      out.push_back(d->summarize({d->name, p.name}));
+    }
   }
   return out;
 }

@@ -64,6 +64,32 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
       "--resume", o->resume,
       "finish an interrupted run (uuid, unique prefix or 'latest'): only its missing trials run");
   suite->excludes(resume);
+  auto* model = cmd->add_option(
+      "--model", o->model.path,
+      "instead of a suite: a TorchScript archive (torch.jit.save) of your own model; the run "
+      "tries every catalog knob that can run on the CPU on it (those it does not offer are listed "
+      "with the reason), with an A/A and a +3 % control, and prints the plan first");
+  model->excludes(suite)->excludes(resume);
+  cmd->add_option("--input", o->model.inputs,
+                  "with --model: one input of its forward, per sample, as SHAPE:DTYPE "
+                  "(3x224x224:float32), or for integers SHAPE:DTYPE:HIGH or SHAPE:DTYPE:LOW:HIGH "
+                  "(128:int64:50257: token ids below 50257); once per input, in order")
+      ->needs(model);
+  cmd->add_option_function<std::string>(
+         "--mode",
+         [o](const std::string& mode) {
+           o->model.mode = mode == "train" ? Mode::train : Mode::infer;
+         },
+         "with --model: infer (default) or train (the loss is the sum of its outputs)")
+      ->check(CLI::IsMember({"infer", "train"}))
+      ->needs(model);
+  cmd->add_option("--batch", o->model.batch,
+                  "with --model: samples per step, the inputs' first dimension (default 8)")
+      ->check(CLI::PositiveNumber)
+      ->needs(model);
+  cmd->add_flag("--dry-run", o->dry_run,
+                "print the plan (what would run, what is not applicable and why) and stop: "
+                "nothing is run or written");
   add_db(cmd, o->db_path);
   cmd->add_option("--label", o->label, "a label for the run, e.g. nightly");
   cmd->add_option("--filter", o->filter,

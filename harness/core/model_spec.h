@@ -2,6 +2,7 @@
 // registry (models/registry.h) knows which names, presets and options exist.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -14,5 +15,24 @@ struct ModelSpec {
   std::string preset;
   nlohmann::json options = nlohmann::json::object();
 };
+
+// What a model read from a file (models/torchscript.h) offers the knobs, found by loading it and
+// running its forward once before a run is planned: the facts applicability asks of such a model
+// (knobs::not_applicable_reason), where a built-in model's are its code's. Stored with the run.
+struct ModelOffer {
+  std::string file;    // the path as given
+  std::string sha256;  // of the file: a changed file is different software
+  int64_t parameters = 0;
+  bool trainable = false;  // some parameter requires a gradient
+  bool conv2d = false;     // a 2-D convolution in its modules, and a 4-D first input
+  std::string output;      // "tensor" or "tuple of N tensors"
+  nlohmann::json inputs;   // the inputs as the suite gives them (shape per sample, dtype)
+};
+inline nlohmann::json to_json(const ModelOffer& offer) {
+  return {
+      {"file", offer.file},           {"sha256", offer.sha256}, {"parameters", offer.parameters},
+      {"trainable", offer.trainable}, {"conv2d", offer.conv2d}, {"output", offer.output},
+      {"inputs", offer.inputs}};
+}
 
 }  // namespace tunebench::models

@@ -92,7 +92,7 @@ const std::vector<Knob> kCatalog{
     {"channels_last", Family::precision, kInProcess, kKernels, "both",
      "NCHW → NHWC model and input",
      "faster, with AMP on tensor cores (000)",
-     {"resnet50"}, {}, false, true, kRounding, kTimeOnly},
+     {"resnet50"}, {}, false, true, kRounding, kTimeOnly, "", kAsIs, "", true, Needs::conv2d},
     {"onednn", Family::precision, kProcessWide, kKernels, "cpu",
      "ATen's own CPU convolutions → oneDNN's (LibTorch's default)",
      "(beyond the documents: the default kernels; CATALOG.md's blas_backend row saw 1x1 convs "
@@ -100,12 +100,13 @@ const std::vector<Knob> kCatalog{
      // Inference only: in training the loss after one step differed by 0.36 % between the two
      // kernel libraries (ResNet-50 tiny, batch 8), beyond an fp32 knob's tolerance; not yet
      // understood, so not measured.
-     {"resnet50"}, {Mode::infer}, false, true, kRounding, kTimeOnly},
+     {"resnet50"}, {Mode::infer}, false, true, kRounding, kTimeOnly, "", kAsIs, "", true,
+     Needs::conv2d},
     {"amp", Family::precision, kInProcess, kKernels, "both",
      "fp32 → autocast bf16 (CPU; fp16 with loss scaling on CUDA)",
      "up to 3x (000, 001), bf16 3x (004)",
      {}, {}, false, true, kLowPrecision, kTimeOnly},
-    // The CUDA knobs act in the worker through worker/cuda_runtime.cpp.
+    // The CUDA knobs act in the worker through worker/actions/cuda.cpp.
     {"tf32", Family::cuda, kProcessWide, kKernels, "cuda",
      "fp32 matmul → TF32",
      "tensor cores (004)",
@@ -144,7 +145,7 @@ const std::vector<Knob> kCatalog{
     {"compile", Family::compile, kInProcess, kKernels, "both",
      "eager model → compiled by Inductor (C++: AOTInductor package; Python worker: torch.compile)",
      "torch.compile: typical speedups 1.2-2x (001); about 2.5x (004)",
-     {}, {}, false, "default", kRounding, kTimeOnly},
+     {}, {}, false, "default", kRounding, kTimeOnly, "", kAsIs, "", true, Needs::twin},
     // "all" is resolved to the host's cores when the suite is expanded.
     {"omp_threads", Family::process, kStart, kHost, "cpu",
      "OMP_NUM_THREADS and intra-op threads: 1 → all cores",

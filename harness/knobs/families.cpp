@@ -127,15 +127,17 @@ HostCaps probe_host() {
   return caps;
 }
 
-std::string not_applicable_reason(const Knob& knob, const std::string& model, Mode mode,
-                                  const HostCaps& host, const std::string& device) {
-  if (!knob.implemented) return "not implemented yet";
-  if (!knob.models.empty() &&
-      std::find(knob.models.begin(), knob.models.end(), model) == knob.models.end()) {
-    std::string list;
-    for (const auto& m : knob.models) list += (list.empty() ? "" : ", ") + m;
-    return fmt::format("applies to {} only, not {}", list, model);
-  }
+namespace {
+
+std::string model_list(const Knob& knob) {
+  std::string list;
+  for (const auto& m : knob.models) list += (list.empty() ? "" : ", ") + m;
+  return list;
+}
+
+// What the row's modes, where and the host's build say, then the knob's family.
+std::string mode_host_or_family_reason(const Knob& knob, const std::string& model, Mode mode,
+                                       const HostCaps& host, const std::string& device) {
   if (!knob.modes.empty() &&
       std::find(knob.modes.begin(), knob.modes.end(), mode) == knob.modes.end()) {
     return fmt::format("applies to {} only, not {}", to_string(knob.modes.front()),
@@ -145,6 +147,54 @@ std::string not_applicable_reason(const Knob& knob, const std::string& model, Mo
   const auto& on_device = device == "cuda" ? host.unsupported_on_cuda : host.unsupported_on_cpu;
   if (auto it = on_device.find(knob.id); it != on_device.end()) return it->second;
   return rules_of(knob.family).not_applicable_reason(knob, model, mode, host, device);
+}
+
+// Why a model from a file does not offer what `knob` needs, or "".
+std::string file_model_reason(const Knob& knob, const models::ModelOffer* offer) {
+  if (!knob.model_option.empty()) {
+    return fmt::format(
+        "switches the built-in models' option {} when they are built; a model "
+        "from a file comes built",
+        knob.model_option);
+  }
+  if (knob.needs == Needs::twin) {
+    return "compiles the Python twin of a built-in model (models/python/twins.py); a model from a "
+           "file has none";
+  }
+  if (knob.needs == Needs::conv2d) {
+    if (!offer) return "needs a 2-D convolution, which is looked for when the file is read";
+    if (!offer->conv2d) {
+      return "needs a 2-D convolution fed a 4-D floating input: the model has none";
+    }
+    return "";
+  }
+  if (!knob.models.empty()) {
+    return fmt::format(
+        "works through what the built-in models' code offers ({}); a model from "
+        "a file does not offer it",
+        model_list(knob));
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string not_applicable_reason(const Knob& knob, const std::string& model, Mode mode,
+                                  const HostCaps& host, const std::string& device) {
+  if (!knob.implemented) return "not implemented yet";
+  if (!knob.models.empty() &&
+      std::find(knob.models.begin(), knob.models.end(), model) == knob.models.end()) {
+    return fmt::format("applies to {} only, not {}", model_list(knob), model);
+  }
+  return mode_host_or_family_reason(knob, model, mode, host, device);
+}
+
+std::string not_applicable_to_file_model(const Knob& knob, const std::string& model,
+                                         const models::ModelOffer* offer, Mode mode,
+                                         const HostCaps& host, const std::string& device) {
+  if (!knob.implemented) return "not implemented yet";
+  if (const std::string why = file_model_reason(knob, offer); !why.empty()) return why;
+  return mode_host_or_family_reason(knob, model, mode, host, device);
 }
 
 void validate_value(const Knob& knob, const json& value) {

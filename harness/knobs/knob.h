@@ -38,6 +38,13 @@ enum class Family {
 };
 const char* to_string(Family family);
 
+// What a knob asks of a model beyond its catalog row's model names (Knob::needs).
+enum class Needs {
+  nothing,
+  conv2d,  // a 2-D convolution fed a 4-D floating input (channels_last, onednn)
+  twin,    // the model's Python twin (models/python/twins.py): the built-in models only (compile)
+};
+
 // One row of the catalog: plain data, no behaviour.
 struct Knob {
   std::string id{};
@@ -61,6 +68,9 @@ struct Knob {
   bool option_inverted = false;
   std::string false_claim{};  // non-empty when a source's statement about it is false
   bool implemented = true;    // false: listed, reported as not implemented yet
+  // What a model read from a file must offer for the knob to apply to it (ModelOffer, read from
+  // the file); a knob that lists models or sets a model option needs the built-in models' code.
+  Needs needs = Needs::nothing;
 };
 
 // Facts about this host that decide applicability.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model_spec.h"
 #include "core/records.h"
 #include "knobs/distributed.h"
 #include "knobs/knob.h"
@@ -40,6 +41,13 @@ HostCaps probe_host();
 // "cuda"); otherwise why not.
 std::string not_applicable_reason(const Knob& knob, const std::string& model, Mode mode,
                                   const HostCaps& host, const std::string& device = "cpu");
+// The same for a model read from a file (models::ModelDescriptor::from_file), whose `offer` (what
+// reading the file found; null where it was not read) decides in place of the catalog's model
+// names: a knob that needs the built-in models' code does not apply, one that needs a 2-D
+// convolution applies where the file has one.
+std::string not_applicable_to_file_model(const Knob& knob, const std::string& model,
+                                         const models::ModelOffer* offer, Mode mode,
+                                         const HostCaps& host, const std::string& device = "cpu");
 
 // Throws std::invalid_argument ("must be …, got …") when `value` is not a valid setting of the
 // knob.

@@ -6,6 +6,7 @@
 
 #include "knobs/cuda.h"
 #include "knobs/knobs.h"
+#include "models/registry.h"
 
 namespace tunebench::plan {
 
@@ -30,10 +31,21 @@ suite::Experiment resolved(suite::Experiment x, const knobs::HostCaps& host) {
 }
 
 // Why the experiment's knobs or device cannot run here, or "".
-std::string knob_or_device_reason(const suite::Experiment& x, const knobs::HostCaps& host) {
+std::string knob_or_device_reason(const suite::Experiment& x, const knobs::HostCaps& host,
+                                  const ModelOffers& offers) {
+  // A model from a file answers with what reading it found (parse checked its options).
+  const bool from_file = models::descriptor(x.model.model).from_file;
+  const models::ModelOffer* offer = nullptr;
+  if (from_file) {
+    const auto it = offers.find(x.model.options.value("path", std::string()));
+    if (it != offers.end()) offer = &it->second;
+  }
   for (const auto& id : x.varied) {
     const knobs::Knob* k = knobs::find(id);  // parse checked every id
-    const std::string why = knobs::not_applicable_reason(*k, x.model.model, x.mode, host, x.device);
+    const std::string why =
+        from_file
+            ? knobs::not_applicable_to_file_model(*k, x.model.model, offer, x.mode, host, x.device)
+            : knobs::not_applicable_reason(*k, x.model.model, x.mode, host, x.device);
     if (!why.empty()) return k->id + ": " + why;
   }
   if (auto why = knobs::cuda::device_unavailable(x.device, host); !why.empty()) {
@@ -64,8 +76,10 @@ std::string same_arms_reason(const suite::Experiment& x, const knobs::HostCaps& 
       x.knob, host.cores);
 }
 
-std::string not_applicable(const suite::Experiment& x, const knobs::HostCaps& host) {
-  for (auto reason : {knob_or_device_reason, distributed_batch_reason, same_arms_reason}) {
+std::string not_applicable(const suite::Experiment& x, const knobs::HostCaps& host,
+                           const ModelOffers& offers) {
+  if (std::string why = knob_or_device_reason(x, host, offers); !why.empty()) return why;
+  for (auto reason : {distributed_batch_reason, same_arms_reason}) {
     if (std::string why = reason(x, host); !why.empty()) return why;
   }
   return "";
@@ -73,13 +87,13 @@ std::string not_applicable(const suite::Experiment& x, const knobs::HostCaps& ho
 
 }  // namespace
 
-Plan make(const suite::Suite& suite, const knobs::HostCaps& host) {
+Plan make(const suite::Suite& suite, const knobs::HostCaps& host, const ModelOffers& offers) {
   Plan plan;
   plan.suite_path = suite.path;
   plan.base_settings = knobs::base_settings(host);
   for (const suite::Experiment& x : suite.experiments) {
     PlannedExperiment p{resolved(x, host), ""};
-    p.not_applicable = not_applicable(p.experiment, host);
+    p.not_applicable = not_applicable(p.experiment, host, offers);
     plan.experiments.push_back(std::move(p));
   }
   return plan;

@@ -4,10 +4,12 @@
 // distributed batch that does not split into this host's ranks, "all" cores — is decided here.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "core/model_spec.h"
 #include "core/records.h"
 #include "knobs/knobs.h"
 #include "plan/suite.h"
@@ -28,8 +30,14 @@ struct Plan {
   std::vector<PlannedExperiment> experiments;  // the suite's, in its order
 };
 
+// What the models read from files offer (models/torchscript.h inspect_file_model), by the path
+// the suite gives each.
+using ModelOffers = std::map<std::string, models::ModelOffer>;
+
 // Never throws for a suite that parsed: what cannot run here is not applicable, with the reason.
-Plan make(const suite::Suite& suite, const knobs::HostCaps& host);
+// A model from a file is asked what it offers through `offers` (without its offer, a knob that
+// needs something of it is not applicable, with the reason).
+Plan make(const suite::Suite& suite, const knobs::HostCaps& host, const ModelOffers& offers = {});
 
 // The run's trials: for each applicable experiment whose name matches `filter` (ECMAScript regex,
 // empty = all), `processes` trials per arm in ABBA order (off, on, on, off, …; factorial cells

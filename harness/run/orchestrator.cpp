@@ -28,6 +28,7 @@
 #include "knobs/evidence.h"
 #include "knobs/knobs.h"
 #include "models/registry.h"
+#include "models/torchscript.h"
 #include "plan/plan.h"
 #include "plan/suite.h"
 #include "run/host.h"
@@ -852,6 +853,67 @@ void interrupt_gone_runs(storage::Database& db, const RunOptions& options,
   }
 }
 
+// The models of `suite` read from files, read now (models/torchscript.h): what each offers decides
+// its experiments' applicability, and a file that cannot be read, or whose forward rejects its
+// inputs, is bad input, said before anything is written. Throws models::InvalidSpec.
+plan::ModelOffers read_file_models(const suite::Suite& suite) {
+  plan::ModelOffers offers;
+  std::map<std::string, bool> trained;  // by path: some experiment trains it
+  for (const auto& x : suite.experiments) {
+    if (!models::descriptor(x.model.model).from_file) continue;
+    trained[x.model.options.value("path", std::string())] |= x.mode == Mode::train;
+  }
+  if (trained.empty()) return offers;
+  torch::set_num_threads(1);  // this process only reads; the workers measure
+  for (const auto& x : suite.experiments) {
+    if (!models::descriptor(x.model.model).from_file) continue;
+    const std::string path = x.model.options.value("path", std::string());
+    if (offers.count(path)) continue;
+    offers[path] = models::inspect_file_model(x.model, x.batch, trained[path]);
+  }
+  return offers;
+}
+
+// The plan of a suite, before it runs (`run --model`, and `--dry-run`): what each model from a
+// file offers, each experiment that runs with its design, and each that does not with why.
+void print_plan(const suite::Suite& suite, const plan::Plan& plan, const plan::ModelOffers& offers,
+                size_t trials) {
+  for (const auto& [path, o] : offers) {
+    std::cerr << fmt::format(
+        "model {}: {} parameters{}, output a {}, sha256 {}; 2-D convolution: {}\n", path,
+        models::with_commas(o.parameters), o.trainable ? " (trainable)" : "", o.output,
+        o.sha256.substr(0, 12), o.conv2d ? "yes" : "no");
+  }
+  size_t runs = 0;
+  for (const auto& p : plan.experiments) runs += p.not_applicable.empty() ? 1 : 0;
+  std::cerr << fmt::format(
+      "suite {}: {} experiments to run ({} trials planned), {} not "
+      "applicable\n",
+      suite.name, runs, trials, plan.experiments.size() - runs);
+  for (const auto& p : plan.experiments) {
+    if (p.not_applicable.empty()) {
+      std::cerr << fmt::format("  run             {} ({})\n", p.experiment.name,
+                               p.experiment.design);
+    }
+  }
+  for (const auto& p : plan.experiments) {
+    if (!p.not_applicable.empty()) {
+      std::cerr << fmt::format("  not applicable  {}: {}\n", p.experiment.name, p.not_applicable);
+    }
+  }
+}
+
+// What a run stores of its file models: each one's offer beside the suite, and each file's hash
+// in the software fingerprint, so that a changed file is different software (check compares
+// only runs of the same software unless told otherwise).
+void record_file_models(const plan::ModelOffers& offers, RunRecord& run) {
+  if (offers.empty()) return;
+  for (const auto& [path, offer] : offers) {
+    run.suite["models"][path] = models::to_json(offer);
+    run.software["model_files"][path] = offer.sha256;
+  }
+}
+
 // Before a run or resume measures anything: TMPDIR must hold its folders (said before anything
 // is written), and what a killed run left behind here (workers, folders) is cleared and said.
 bool ready_to_run(const RunOptions& options) {
@@ -908,7 +970,19 @@ int resume(const RunOptions& options) {
     const json& saved = stored.record.suite;
     const suite::Suite s =
         suite::parse(saved.at("suite").dump(), saved.value("path", "stored suite"));
-    resumed_plan = plan::make(s, caps);
+    const plan::ModelOffers offers = read_file_models(s);
+    for (const auto& [path, offer] : offers) {
+      const std::string was = saved.value("models", json::object())
+                                  .value(path, json::object())
+                                  .value("sha256", std::string());
+      if (was != offer.sha256) {
+        throw std::runtime_error(fmt::format(
+            "{} has changed since the run started (sha256 {} then, {} now): its trials would "
+            "measure two models; start a new run",
+            path, was.substr(0, 12), offer.sha256.substr(0, 12)));
+      }
+    }
+    resumed_plan = plan::make(s, caps, offers);
     all = plan::trials(resumed_plan, saved.value("filter", ""));
   } catch (const std::exception& e) {
     std::cerr << "tunebench: error: cannot resume run " << uuid << ": " << e.what() << "\n";
@@ -984,26 +1058,36 @@ int run(const RunOptions& given) {
   suite::Suite suite;
   plan::Plan plan;
   std::vector<TrialSpec> trials;
+  plan::ModelOffers offers;
+  const bool from_model = !options.model.path.empty();
+  const std::string source = from_model ? "--model " + options.model.path : options.suite_path;
   try {
-    suite = suite::load(options.suite_path);
-    plan = plan::make(suite, caps);
+    suite = from_model ? plan::model_suite(options.model) : suite::load(options.suite_path);
+    offers = read_file_models(suite);
+    plan = plan::make(suite, caps, offers);
     trials = plan::trials(plan, options.filter);
   } catch (const suite::SuiteError& e) {
     std::cerr << "tunebench: error: " << e.what() << "\nNothing was run or written.\n";
     return 2;
+  } catch (const models::InvalidSpec& e) {
+    std::cerr << "tunebench: error: " << (from_model ? "" : options.suite_path + ": ") << e.what()
+              << "\nNothing was run or written.\n";
+    return 2;
   }
+  if (from_model || options.dry_run) print_plan(suite, plan, offers, trials.size());
+  if (options.dry_run) return 0;
   if (trials.size() > kLargeRunTrials && !options.large) {
     // Each trial is a worker process of its own: a second of start-up each is a lower bound.
     std::cerr << fmt::format(
         "tunebench: error: {}: {} trials ({} experiments); each starts a worker process, so this "
         "run takes more than {} before measuring anything. Pass --large to run it anyway, or "
         "--filter REGEX to run part of it.\nNothing was run or written.\n",
-        options.suite_path, trials.size(), plan.experiments.size(),
+        source, trials.size(), plan.experiments.size(),
         fmt::format("{:.1f} hours", double(trials.size()) / 3600));
     return 2;
   }
   if (const std::string refusal = memory_refusal(trials); !refusal.empty()) {
-    std::cerr << "tunebench: error: " << options.suite_path << ": " << refusal
+    std::cerr << "tunebench: error: " << source << ": " << refusal
               << ".\nNothing was run or written.\n";
     return 2;
   }
@@ -1053,6 +1137,7 @@ int run(const RunOptions& given) {
   run.started_at = now_iso8601();
   run.host = host::host_fingerprint();
   run.software = host::software_fingerprint();
+  record_file_models(offers, run);
   const host::HostState state = host::host_state();
   run.host_state = state.facts;
   run.host_state["warnings"] = state.warnings;
@@ -1065,7 +1150,7 @@ int run(const RunOptions& given) {
                              run.uuid, suite.name, trials.size(), not_applicable.size(),
                              options.db_path);
     for (const auto& w : state.warnings) std::cerr << "warning: host is not quiet: " << w << "\n";
-    for (const auto& na : not_applicable) {
+    for (const auto& na : from_model ? json::array() : not_applicable) {
       std::cerr << "not applicable: " << na["experiment"].get<std::string>() << ": "
                 << na["reason"].get<std::string>() << "\n";
     }

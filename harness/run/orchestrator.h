@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "knobs/knob.h"
+#include "plan/model_suite.h"
 #include "run/slurm.h"
 
 namespace tunebench::orchestrator {
@@ -40,6 +41,9 @@ struct RunOptions {
   bool ranks_over_srun = false;
   // Run a suite of more than kLargeRunTrials trials (refused without it, with its size said).
   bool large = false;
+  // `run --model FILE`: the suite is made from the model (plan/model_suite.h), not read.
+  plan::ModelRequest model;
+  bool dry_run = false;  // print the plan and stop: nothing is run or written
   std::optional<slurm::Allocation> allocation;  // set by run() when ranks_over_srun
 };
 

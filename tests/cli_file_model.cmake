@@ -1,0 +1,57 @@
+# A model from a file (models/torchscript.h) through `run --model`: the plan asked of the model
+# (a 2-D convolution found, built-in-only knobs not applicable with the reason), a short run of
+# two knobs end to end, and each bad input with its one message, exit 2 and nothing written.
+# cmake -DTUNEBENCH=<binary> -DSOURCE=<source dir> -DWORK=<scratch dir> -P cli_file_model.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake)
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(TB_CWD ${SOURCE})
+run_cmd(0 made ${SOURCE} ${SOURCE}/.venv/bin/python ${SOURCE}/tests/models/make_tiny.py ${WORK})
+set(db ${WORK}/model.sqlite)
+
+run_tb(0 out run --model ${WORK}/conv.pt --input 3x8x8:float32 --batch 4 --dry-run --db ${db})
+expect("parameters (trainable), output a tensor" "${out}" "the model's offer")
+expect("2-D convolution: yes" "${out}" "the model's offer")
+expect("run             channels_last.torchscript-file-infer" "${out}" "the plan")
+expect("not applicable  vocab_pad.torchscript-file-infer: vocab_pad: switches the built-in"
+       "${out}" "the plan")
+expect("run             aa.no_grad.torchscript-file-infer" "${out}" "the controls")
+expect("run             slow3.no_grad.torchscript-file-infer" "${out}" "the controls")
+if(EXISTS ${db})
+  message(FATAL_ERROR "--dry-run wrote the database")
+endif()
+
+run_tb(0 out run --model ${WORK}/conv.pt --input 3x8x8:float32 --batch 4 --db ${db}
+       --filter "^(no_grad|channels_last)[.]")
+expect("completed: 16 trials, 0 failed, 0 invalid" "${out}" "the run")
+run_tb(0 shown show latest --db ${db} --json)
+string(JSON sha GET "${shown}" software model_files "${WORK}/conv.pt")
+string(LENGTH "${sha}" n)
+if(NOT n EQUAL 64)
+  message(FATAL_ERROR "the file's hash is not in the run's software: ${shown}")
+endif()
+
+# Bad input: one message each, exit 2, nothing written.
+file(WRITE ${WORK}/not_a_model.pt "hello")
+foreach(case
+    "does not exist or is not a file|${WORK}/missing.pt|3x8x8:float32|infer"
+    "is not a TorchScript archive that LibTorch|${WORK}/not_a_model.pt|3x8x8:float32|infer"
+    "its forward rejected inputs of shapes [4, 5] float (batch 4|${WORK}/conv.pt|5:float32|infer"
+    "its forward returned a GenericDict|${WORK}/dict.pt|3:float32|infer"
+    "has no parameter that requires a gradient|${WORK}/frozen.pt|3x8x8:float32|train"
+    "is not a size|${WORK}/conv.pt|3xx8:float32|infer"
+    "it needs \"high\"|${WORK}/conv.pt|8:int64|infer")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 message)
+  list(GET parts 1 path)
+  list(GET parts 2 input)
+  list(GET parts 3 mode)
+  run_tb(2 out run --model ${path} --input ${input} --mode ${mode} --batch 4
+         --db ${WORK}/bad.sqlite)
+  expect("${message}" "${out}" "bad input ${path} ${input}")
+  expect("Nothing was run or written." "${out}" "bad input ${path} ${input}")
+endforeach()
+if(EXISTS ${WORK}/bad.sqlite)
+  message(FATAL_ERROR "a bad model input wrote a database")
+endif()
+file(REMOVE_RECURSE ${WORK})
