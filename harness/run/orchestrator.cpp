@@ -677,8 +677,13 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
   try {
     db_.store_trials(run_uuid_, stored);
   } catch (const storage::StorageError& e) {
-    std::cerr << "\ntunebench: error: storing trial " << positions.front() << ": " << e.what()
-              << "\n";
+    // The store's message names the trial and the run; where the device is full it also says
+    // to free space and how to resume.
+    std::cerr << "\ntunebench: error: " << e.what() << "\n";
+    if (!e.no_space()) {
+      std::cerr << "the run stopped; its stored trials are kept; resume with: "
+                << liveness::resume_command(run_uuid_, options_.db_path) << "\n";
+    }
     failed_to_store_ = true;
     return false;
   }

@@ -9,6 +9,7 @@ namespace tunebench::storage {
 using internal::dump;
 using internal::guarded;
 using internal::parse;
+using internal::parse_column;
 using internal::unknown_run;
 using nlohmann::json;
 
@@ -224,21 +225,26 @@ Database::StoredRun Database::run(const std::string& uuid) const {
     if (!query.executeStep()) throw unknown_run(path_, uuid);
     StoredRun stored;
     RunRecord& r = stored.record;
-    r.uuid = query.getColumn(0).getString();
-    r.suite_name = query.getColumn(1).getString();
-    r.suite_hash = query.getColumn(2).getString();
-    r.suite = parse(query.getColumn(3).getString());
-    r.label = query.getColumn(4).getString();
-    r.git_revision = query.getColumn(5).getString();
-    r.command_line = query.getColumn(6).getString();
-    r.started_at = query.getColumn(7).getString();
-    r.host = parse(query.getColumn(8).getString());
-    r.software = parse(query.getColumn(9).getString());
-    r.host_state = parse(query.getColumn(10).getString());
-    r.host_quiet = query.getColumn(11).getInt() != 0;
-    stored.status = query.getColumn(12).getString();
-    stored.ended_at = query.getColumn(13).getString();  // NULL reads as ""
-    if (!query.getColumn(14).isNull()) stored.orchestrator = parse(query.getColumn(14).getString());
+    try {
+      r.uuid = query.getColumn(0).getString();
+      r.suite_name = query.getColumn(1).getString();
+      r.suite_hash = query.getColumn(2).getString();
+      r.suite = parse_column(query.getColumn(3), "suite (runs.suite_json)");
+      r.label = query.getColumn(4).getString();
+      r.git_revision = query.getColumn(5).getString();
+      r.command_line = query.getColumn(6).getString();
+      r.started_at = query.getColumn(7).getString();
+      r.host = parse_column(query.getColumn(8), "host fingerprint (hosts.json)");
+      r.software = parse_column(query.getColumn(9), "software fingerprint (software.json)");
+      r.host_state = parse_column(query.getColumn(10), "host state (runs.host_state)");
+      r.host_quiet = query.getColumn(11).getInt() != 0;
+      stored.status = query.getColumn(12).getString();
+      stored.ended_at = query.getColumn(13).getString();  // NULL reads as ""
+      if (!query.getColumn(14).isNull())
+        stored.orchestrator = parse_column(query.getColumn(14), "orchestrator (runs.orchestrator)");
+    } catch (const internal::BadRow& bad) {
+      throw internal::damaged_row(path_, uuid, bad);
+    }
     return stored;
   });
 }
