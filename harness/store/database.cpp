@@ -2,6 +2,7 @@
 // backup copy before a migration, and the migration itself (schema.h holds its SQL).
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -117,18 +118,22 @@ std::string file_uri(const std::string& path) {
 
 }  // namespace
 
-// Three ways, by what this process may do there. File and folder writable: a read-write
+// Three ways, by what this process may do there. File and folder writable, with room: a read-write
 // connection set query_only, because only a connection that may write removes the -wal and -shm
 // files when it closes (a read-only one leaves them), and it reads beside running writers as any
 // connection does. Otherwise, with committed pages in a -wal file: read-only, which reads them
 // (SQLite keeps the -shm index in memory where it cannot write it). Otherwise immutable=1:
 // nothing is created or locked, which is right where nobody can write (a read-only folder or
-// mount, a published file) and the file is read as it is.
+// mount, a published file, a full device) and the file is read as it is.
 std::unique_ptr<SQLite::Database> internal::open_for_reading(const std::string& path) {
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
+  // SQLite's -shm index takes 32 KiB: on a device with less left it could not be made.
+  struct statvfs room {};
+  const bool has_room =
+      statvfs(dir.c_str(), &room) != 0 || uint64_t(room.f_bavail) * room.f_frsize >= 64 * 1024;
   std::unique_ptr<SQLite::Database> db;
-  if (access(path.c_str(), W_OK) == 0 && access(dir.c_str(), W_OK) == 0) {
+  if (access(path.c_str(), W_OK) == 0 && access(dir.c_str(), W_OK) == 0 && has_room) {
     db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE, kBusyTimeoutMs);
     db->exec("PRAGMA query_only = ON");
   } else if (wal_pages(path) > 0) {
