@@ -8,7 +8,6 @@ namespace tunebench::storage {
 
 using internal::dump;
 using internal::guarded;
-using internal::parse;
 using internal::parse_column;
 using internal::unknown_run;
 using nlohmann::json;
@@ -131,9 +130,14 @@ void Database::reopen_run(const std::string& run_uuid, const json& orchestrator)
     SQLite::Statement current(*db_, "SELECT status, orchestrator FROM runs WHERE uuid = ?");
     current.bind(1, run_uuid);
     if (current.executeStep() && current.getColumn(0).getString() == "running") {
+      json record;
+      try {
+        record = parse_column(current.getColumn(1), "orchestrator (runs.orchestrator)");
+      } catch (const internal::BadRow& bad) {
+        throw internal::damaged_row(path_, run_uuid, bad);
+      }
       const auto verdict =
-          liveness::judge(liveness::orchestrator_from_json(parse(current.getColumn(1).getString())),
-                          liveness::this_machine());
+          liveness::judge(liveness::orchestrator_from_json(record), liveness::this_machine());
       if (verdict.state == liveness::State::kAlive) {
         throw StorageError(fmt::format(
             "{}: run {} is still running here ({}); resuming it would make two orchestrators "
@@ -171,7 +175,12 @@ std::vector<std::string> Database::interrupt_gone_runs() {
                                 "SELECT uuid, orchestrator FROM runs WHERE status = 'running' "
                                 "AND orchestrator IS NOT NULL ORDER BY started_at, rowid");
       while (running.executeStep()) {
-        json record = parse(running.getColumn(1).getString());
+        json record;
+        try {
+          record = parse_column(running.getColumn(1), "orchestrator (runs.orchestrator)");
+        } catch (const internal::BadRow& bad) {
+          throw internal::damaged_row(path_, running.getColumn(0).getString(), bad);
+        }
         const auto verdict = liveness::judge(liveness::orchestrator_from_json(record), here);
         if (verdict.state != liveness::State::kGone) continue;
         record["gone"] = {{"found_at", now_iso8601()}, {"why", verdict.why}};

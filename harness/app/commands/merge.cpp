@@ -16,10 +16,10 @@ namespace {
 bool say(const std::string& file, const storage::Database::MergeResult& result,
          const std::string& db) {
   fmt::print(
-      "{}: imported {} run(s), completed {}, {} already here, {} still running there (skipped), "
-      "{} new host(s)\n",
-      file, result.imported.size(), result.completed.size(), result.already_here.size(),
-      result.still_running.size(), result.hosts_added);
+      "{}: imported {} run(s), {} already here, {} still running there (skipped), {} new "
+      "host(s), {} held unfinished here completed\n",
+      file, result.imported.size(), result.already_here.size(), result.still_running.size(),
+      result.hosts_added, result.completed.size());
   // Stored "running" there, but their orchestrator is gone: imported as interrupted.
   for (const auto& uuid : result.interrupted) {
     fmt::print(
