@@ -1,4 +1,5 @@
 // Importing the runs of another tunebench database.
+#include <algorithm>
 #include <filesystem>
 #include <istream>
 
@@ -335,6 +336,8 @@ void Database::merge_run(internal::MergeSource& from, MergeResult& result) {
     from.trial_rows.reset();
     db_->exec("ROLLBACK TO merge_run");
     db_->exec("RELEASE merge_run");
+    auto& interrupted = result.interrupted;  // undone with the rest of it
+    interrupted.erase(std::remove(interrupted.begin(), interrupted.end(), uuid), interrupted.end());
     result.damaged.emplace_back(uuid, bad.what());
   }
 }
