@@ -1524,5 +1524,231 @@ TEST_F(StorageTest, StorageGbenchExportGivesTheMeasuredCpuTime) {
   EXPECT_THROW(db.store_trial(old.uuid, make_spec(old.uuid, 1, "on"), broken), StorageError);
 }
 
+// --- storage faults: a full disk, a damaged file, a file that can only be read, merging a run
+// again once it finished ---
+
+// A run of `trials` ok trials (of store_two_arms' kind), left "interrupted" unless `finish`.
+void store_run_of(Database& db, const RunRecord& run, int first, int last, bool begin) {
+  if (begin) db.begin_run(run);
+  for (int t = first; t < last; ++t) {
+    const bool on = t % 2;
+    db.store_trial(run.uuid, make_spec(run.uuid, t, on ? "on" : "off"),
+                   make_result("ok", {on ? 0.5 : 1.0, on ? 0.51 : 1.01, on ? 0.49 : 0.99}));
+  }
+}
+
+// A checkpoint that ran out of space leaves page 1 (with the new page count) written and the file
+// short of it, the pages still in the -wal file: the file opens, with every row.
+TEST_F(StorageTest, StorageOpensAFileWhosePagesAreStillInItsWal) {
+  const std::string path = db_path("wal.sqlite"), copy = db_path("copy.sqlite");
+  {
+    Database db(path);
+    const_cast<SQLite::Database&>(db.connection()).exec("PRAGMA wal_autocheckpoint = 0");
+    const RunRecord run = make_run("aaaa0101-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+    db.begin_run(run);
+    for (int t = 0; t < 8; ++t) {
+      db.store_trial(run.uuid, make_spec(run.uuid, t, t % 2 ? "on" : "off"),
+                     make_result("ok", std::vector<double>(200, 0.001 * (t + 1))));
+    }
+    // The file and its log as a full disk leaves them: copied while the connection holds them.
+    fs::copy_file(path, copy);
+    fs::copy_file(path + "-wal", copy + "-wal");
+  }
+  const uint32_t pages = internal::wal_pages(copy);
+  ASSERT_GT(uint64_t(pages) * 4096, fs::file_size(copy));
+  {
+    std::fstream f(copy, std::ios::in | std::ios::out | std::ios::binary);
+    const unsigned char be[4] = {uint8_t(pages >> 24), uint8_t(pages >> 16), uint8_t(pages >> 8),
+                                 uint8_t(pages)};
+    f.seekp(28);
+    f.write(reinterpret_cast<const char*>(be), 4);
+  }
+  Database db(copy);
+  EXPECT_EQ(db.trials("aaaa0101-0000-4000-8000-000000000001").size(), 8u);
+  // Without its log the same file has lost its end: refused as truncated.
+  fs::remove(copy + "-wal");
+  fs::remove(copy + "-shm");
+  EXPECT_THROW(internal::check_header(copy), StorageError);
+}
+
+// SQLITE_FULL (here max_page_count, as a full device) says what, where and how to resume, and
+// stores nothing of the trial.
+TEST_F(StorageTest, StorageSaysNoSpaceLeftAndHowToResume) {
+  const std::string path = db_path();
+  Database db(path);
+  const RunRecord run = make_run("aaaa0102-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  store_run_of(db, run, 0, 2, true);
+  auto& connection = const_cast<SQLite::Database&>(db.connection());
+  const int64_t pages = connection.execAndGet("PRAGMA page_count").getInt64();
+  connection.exec(fmt::format("PRAGMA max_page_count = {}", pages + 2));
+  try {
+    db.store_trial(run.uuid, make_spec(run.uuid, 2, "off"),
+                   make_result("ok", std::vector<double>(20000, 0.5)));
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(e.no_space()) << message;
+    EXPECT_NE(message.find("cannot store trial 2 of run " + run.uuid), std::string::npos);
+    EXPECT_NE(message.find("no space left on the device holding " + path), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("resume with: tunebench run --resume " + run.uuid + " --db " + path),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(db.trials(run.uuid).size(), 2u);
+}
+
+// Flips 16 bytes in the page header of the trials table's first leaf page.
+void damage_a_btree_page(const std::string& path) {
+  int64_t page = 0;
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READONLY);
+    page = raw.execAndGet("SELECT MAX(pageno) FROM dbstat WHERE name = 'samples'").getInt64();
+  }
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp((page - 1) * 4096);
+  const std::string junk(16, '\xA5');
+  f.write(junk.data(), 16);
+}
+
+TEST_F(StorageTest, StorageRefusesToWriteADamagedFileNamingItsBackups) {
+  const std::string path = db_path();
+  const RunRecord run = make_run("aaaa0103-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  {
+    Database db(path);
+    store_run_of(db, run, 0, 12, true);
+    db.finish_run(run.uuid, "completed", "2024-05-01T10:05:00Z");
+  }
+  std::ofstream(path + ".schema-v6.bak") << "a backup";
+  damage_a_btree_page(path);
+  const std::string before = read_bytes(path);
+  try {
+    Database db(path);
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path + " is damaged: SQLite's quick_check says: "), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("Nothing was written to it: restore it from a backup (beside it: " +
+                           path + ".schema-v6.bak)"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(read_bytes(path), before);
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+}
+
+// A row whose JSON does not parse names the file, the run and the trial; merge imports the
+// other runs and reports that one, and leaves no trace of it.
+TEST_F(StorageTest, StorageNamesARowWhoseJsonIsDamagedAndMergeImportsTheOthers) {
+  const std::string other_path = db_path("other.sqlite");
+  const RunRecord good = make_run("aaaa0104-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  const RunRecord bad = make_run("aaaa0105-0000-4000-8000-000000000001", "2024-05-01T11:00:00Z");
+  {
+    Database other(other_path);
+    for (const auto* run : {&good, &bad}) {
+      store_run_of(other, *run, 0, 4, true);
+      other.finish_run(run->uuid, "completed", "2024-05-01T12:00:00Z");
+    }
+  }
+  {
+    SQLite::Database raw(other_path, SQLite::OPEN_READWRITE);
+    SQLite::Statement flip(raw,
+                           "UPDATE trials SET evidence = CAST(X'7B226E6F7465223A22FF227D' AS TEXT) "
+                           "WHERE run_uuid = ? AND sequence = 3");
+    flip.bind(1, bad.uuid);
+    ASSERT_EQ(flip.exec(), 1);
+  }
+  try {
+    Database(other_path, Database::Access::kRead).trials(bad.uuid);
+    FAIL() << "expected StorageError";
+  } catch (const StorageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(other_path + ": run " + bad.uuid + ", trial 3 (trials row id "),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("its evidence is not valid JSON"), std::string::npos) << message;
+  }
+  Database here(db_path());
+  const auto result = here.merge_from(other_path);
+  EXPECT_EQ(result.imported, std::vector<std::string>{good.uuid});
+  ASSERT_EQ(result.damaged.size(), 1u);
+  EXPECT_EQ(result.damaged[0].first, bad.uuid);
+  EXPECT_NE(result.damaged[0].second.find("trial 3"), std::string::npos);
+  EXPECT_EQ(here.run_uuids(), std::vector<std::string>{good.uuid});
+  EXPECT_EQ(count(here, "trials"), 4);
+}
+
+// An interrupted copy merged, then the finished copy: the run gains its missing trials and the
+// finished status; a less complete copy merged afterwards changes nothing.
+TEST_F(StorageTest, StorageMergeCompletesARunItHeldUnfinished) {
+  const RunRecord run = make_run("aaaa0106-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  const std::string source = db_path("source.sqlite"), partial = db_path("partial.sqlite");
+  {
+    Database db(source);
+    store_run_of(db, run, 0, 6, true);
+    db.finish_run(run.uuid, "interrupted", "2024-05-01T10:02:00Z");
+  }
+  fs::copy_file(source, partial);
+  Database here(db_path());
+  auto result = here.merge_from(source);
+  EXPECT_EQ(result.imported, std::vector<std::string>{run.uuid});
+  {
+    Database db(source);
+    db.reopen_run(run.uuid);
+    store_run_of(db, run, 6, 16, false);
+    db.finish_run(run.uuid, "completed", "2024-05-01T10:09:00Z");
+  }
+  result = here.merge_from(source);
+  EXPECT_TRUE(result.imported.empty());
+  EXPECT_EQ(result.completed, std::vector<std::string>{run.uuid});
+  EXPECT_EQ(here.trials(run.uuid).size(), 16u);
+  EXPECT_EQ(count(here, "samples"), 48);
+  EXPECT_EQ(here.run(run.uuid).status, "completed");
+  EXPECT_EQ(here.run(run.uuid).ended_at, "2024-05-01T10:09:00Z");
+  EXPECT_FALSE(here.effects(run.uuid).empty());
+  // The interrupted copy again: the completed run stays as it is.
+  result = here.merge_from(partial);
+  EXPECT_EQ(result.already_here, std::vector<std::string>{run.uuid});
+  EXPECT_EQ(here.trials(run.uuid).size(), 16u);
+  EXPECT_EQ(here.run(run.uuid).status, "completed");
+}
+
+// Reading opens the file to read only: no -wal or -shm left beside it, nothing written; an older
+// schema version is read through a migrated copy, the file left at its version.
+TEST_F(StorageTest, StorageReadsWithoutWritingOrLeavingFiles) {
+  const std::string path = db_path();
+  const RunRecord run = make_run("aaaa0107-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  {
+    Database db(path);
+    store_run_of(db, run, 0, 4, true);
+    db.finish_run(run.uuid, "completed", "2024-05-01T10:05:00Z");
+  }
+  downgrade_to_v6(path);
+  const std::string before = read_bytes(path);
+  {
+    const Database db(path, Database::Access::kRead);
+    EXPECT_EQ(db.schema_version(), kSchemaVersion);  // its copy's
+    EXPECT_EQ(db.trials(run.uuid).size(), 4u);
+    EXPECT_EQ(db.run(run.uuid).status, "completed");
+    EXPECT_EQ(db.migrated_from(), 0);
+  }
+  EXPECT_EQ(read_bytes(path), before);
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename(), "results.sqlite") << "left behind: " << entry.path();
+  }
+  // A file of this version: read through query_only, still no file left.
+  { Database upgraded(path); }
+  {
+    const Database db(path, Database::Access::kRead);
+    EXPECT_THROW(const_cast<SQLite::Database&>(db.connection()).exec("DELETE FROM samples"),
+                 SQLite::Exception);
+  }
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  EXPECT_FALSE(fs::exists(path + "-shm"));
+  EXPECT_THROW(Database(db_path("missing.sqlite"), Database::Access::kRead), StorageError);
+  EXPECT_FALSE(fs::exists(db_path("missing.sqlite")));
+}
+
 }  // namespace
 }  // namespace tunebench::storage

@@ -17,8 +17,11 @@ inline constexpr int kExitBadInput = 2;
 // The results database every subcommand uses unless --db says otherwise.
 inline constexpr const char* kDefaultDatabase = "results/tunebench.sqlite";
 
-// A database that does not exist yet is not created by a read-only command: StorageError.
-storage::Database open_existing(const std::string& path);
+// A database that does not exist yet is not created by a read-only command: StorageError. Opened
+// to read only (storage::Database::Access::kRead: never written, no file left beside it) unless
+// `access` says the command writes to it (check storing its findings).
+storage::Database open_existing(
+    const std::string& path, storage::Database::Access access = storage::Database::Access::kRead);
 
 struct ModelsOptions {
   bool json = false;

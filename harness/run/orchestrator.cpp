@@ -690,8 +690,13 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
   try {
     db_.store_trials(run_uuid_, stored);
   } catch (const storage::StorageError& e) {
-    std::cerr << "\ntunebench: error: storing trial " << positions.front() << ": " << e.what()
-              << "\n";
+    // The store's message names the trial and the run; where the device is full it also says
+    // to free space and how to resume.
+    std::cerr << "\ntunebench: error: " << e.what() << "\n";
+    if (!e.no_space()) {
+      std::cerr << "the run stopped; its stored trials are kept; resume with: "
+                << liveness::resume_command(run_uuid_, options_.db_path) << "\n";
+    }
     failed_to_store_ = true;
     return false;
   }
@@ -819,7 +824,13 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
     if (go_on && unit.size() == 2 && last) go_on = sample_on(unit[0], unit[1]);
   }
   if (failed_to_store_) {
-    db_.finish_run(run_uuid_, "failed", now_iso8601());
+    // Said already, with the resume command; a store that cannot take a trial (a full disk)
+    // may not take this either: the run then stays "running", and its dead orchestrator makes
+    // it interrupted for every later reader.
+    try {
+      db_.finish_run(run_uuid_, "failed", now_iso8601());
+    } catch (const storage::StorageError&) {
+    }
     return 1;
   }
   const std::string status = g_interrupted           ? "interrupted"

@@ -19,7 +19,6 @@ using internal::kFindingColumnCount;
 using internal::kFindingColumns;
 using internal::kFloorColumnCountV6;
 using internal::kFloorColumnsV6;
-using internal::parse;
 using internal::placeholders;
 
 }  // namespace
@@ -91,7 +90,16 @@ std::vector<Database::NoiseFloor> Database::noise_floors(const std::string& run_
       NoiseFloor f;
       f.experiment = query.getColumn(0).getString();
       f.arm = query.getColumn(1).getString();
-      f.run_uuids = parse(query.getColumn(2).getString()).get<std::vector<std::string>>();
+      try {
+        f.run_uuids = internal::parse_column(query.getColumn(2),
+                                             "noise floor's runs "
+                                             "(noise_floors.run_uuids)")
+                          .get<std::vector<std::string>>();
+      } catch (const nlohmann::json::exception& e) {
+        throw internal::damaged_row(path_, run_uuid, internal::BadRow(e.what()));
+      } catch (const internal::BadRow& bad) {
+        throw internal::damaged_row(path_, run_uuid, bad);
+      }
       f.sigma_log = query.getColumn(3).getDouble();
       f.false_alarm = query.getColumn(4).getDouble();
       f.power = query.getColumn(5).getDouble();

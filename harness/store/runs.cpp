@@ -8,7 +8,7 @@ namespace tunebench::storage {
 
 using internal::dump;
 using internal::guarded;
-using internal::parse;
+using internal::parse_column;
 using internal::unknown_run;
 using nlohmann::json;
 
@@ -132,13 +132,23 @@ void Database::reopen_run(const std::string& run_uuid, const json& orchestrator,
         *db_, "SELECT status, orchestrator, host_state, host_quiet FROM runs WHERE uuid = ?");
     current.bind(1, run_uuid);
     if (!current.executeStep()) return 0;
-    json host_state = parse(current.getColumn(2).getString());
+    json host_state;
+    try {
+      host_state = parse_column(current.getColumn(2), "host state (runs.host_state)");
+    } catch (const internal::BadRow& bad) {
+      throw internal::damaged_row(path_, run_uuid, bad);
+    }
     if (!host_state.is_object()) host_state = json::object();
     const bool was_quiet = current.getColumn(3).getInt() != 0;
     if (current.getColumn(0).getString() == "running") {
+      json record;
+      try {
+        record = parse_column(current.getColumn(1), "orchestrator (runs.orchestrator)");
+      } catch (const internal::BadRow& bad) {
+        throw internal::damaged_row(path_, run_uuid, bad);
+      }
       const auto verdict =
-          liveness::judge(liveness::orchestrator_from_json(parse(current.getColumn(1).getString())),
-                          liveness::this_machine());
+          liveness::judge(liveness::orchestrator_from_json(record), liveness::this_machine());
       if (verdict.state == liveness::State::kAlive) {
         throw StorageError(fmt::format(
             "{}: run {} is still running here ({}); resuming it would make two orchestrators "
@@ -179,7 +189,12 @@ std::vector<std::string> Database::interrupt_gone_runs() {
                                 "SELECT uuid, orchestrator FROM runs WHERE status = 'running' "
                                 "AND orchestrator IS NOT NULL ORDER BY started_at, rowid");
       while (running.executeStep()) {
-        json record = parse(running.getColumn(1).getString());
+        json record;
+        try {
+          record = parse_column(running.getColumn(1), "orchestrator (runs.orchestrator)");
+        } catch (const internal::BadRow& bad) {
+          throw internal::damaged_row(path_, running.getColumn(0).getString(), bad);
+        }
         const auto verdict = liveness::judge(liveness::orchestrator_from_json(record), here);
         if (verdict.state != liveness::State::kGone) continue;
         record["gone"] = {{"found_at", now_iso8601()}, {"why", verdict.why}};
@@ -233,21 +248,26 @@ Database::StoredRun Database::run(const std::string& uuid) const {
     if (!query.executeStep()) throw unknown_run(path_, uuid);
     StoredRun stored;
     RunRecord& r = stored.record;
-    r.uuid = query.getColumn(0).getString();
-    r.suite_name = query.getColumn(1).getString();
-    r.suite_hash = query.getColumn(2).getString();
-    r.suite = parse(query.getColumn(3).getString());
-    r.label = query.getColumn(4).getString();
-    r.git_revision = query.getColumn(5).getString();
-    r.command_line = query.getColumn(6).getString();
-    r.started_at = query.getColumn(7).getString();
-    r.host = parse(query.getColumn(8).getString());
-    r.software = parse(query.getColumn(9).getString());
-    r.host_state = parse(query.getColumn(10).getString());
-    r.host_quiet = query.getColumn(11).getInt() != 0;
-    stored.status = query.getColumn(12).getString();
-    stored.ended_at = query.getColumn(13).getString();  // NULL reads as ""
-    if (!query.getColumn(14).isNull()) stored.orchestrator = parse(query.getColumn(14).getString());
+    try {
+      r.uuid = query.getColumn(0).getString();
+      r.suite_name = query.getColumn(1).getString();
+      r.suite_hash = query.getColumn(2).getString();
+      r.suite = parse_column(query.getColumn(3), "suite (runs.suite_json)");
+      r.label = query.getColumn(4).getString();
+      r.git_revision = query.getColumn(5).getString();
+      r.command_line = query.getColumn(6).getString();
+      r.started_at = query.getColumn(7).getString();
+      r.host = parse_column(query.getColumn(8), "host fingerprint (hosts.json)");
+      r.software = parse_column(query.getColumn(9), "software fingerprint (software.json)");
+      r.host_state = parse_column(query.getColumn(10), "host state (runs.host_state)");
+      r.host_quiet = query.getColumn(11).getInt() != 0;
+      stored.status = query.getColumn(12).getString();
+      stored.ended_at = query.getColumn(13).getString();  // NULL reads as ""
+      if (!query.getColumn(14).isNull())
+        stored.orchestrator = parse_column(query.getColumn(14), "orchestrator (runs.orchestrator)");
+    } catch (const internal::BadRow& bad) {
+      throw internal::damaged_row(path_, uuid, bad);
+    }
     return stored;
   });
 }

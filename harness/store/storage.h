@@ -25,6 +25,10 @@ class Database;
 
 namespace tunebench::storage {
 
+namespace internal {
+struct MergeSource;  // merge.cpp
+}
+
 // The schema this build writes and the newest it reads. Bump it together with a new step in
 // schema.cpp's migration() and a note in results/README.md.
 constexpr int kSchemaVersion = 7;
@@ -35,6 +39,9 @@ class StorageError : public std::runtime_error {
  public:
   StorageError(const std::string& what, int sqlite_code = 0);
   int sqlite_code() const { return sqlite_code_; }
+  // The device holding the file is full (SQLITE_FULL; an I/O error from ENOSPC reads the same):
+  // the message says so and what to do.
+  bool no_space() const { return sqlite_code_ == 13; }
 
  private:
   int sqlite_code_;
@@ -49,7 +56,14 @@ class Database {
   // database, or an SQLite database that is not tunebench's (tables but no schema version) is
   // refused with a StorageError naming the path and what is wrong, and the file is left
   // unmodified.
-  explicit Database(const std::string& path);
+  //
+  // Access::kRead (show, export, compare, report, check --no-store, merge's sources) opens an
+  // existing file only to read it: never written, never migrated, no -wal or -shm file left
+  // beside it (internal::open_for_reading); an older schema version is read through a migrated
+  // copy in the temporary folder, removed on close. Access::kWrite also refuses, before it
+  // creates anything, a file or folder it cannot write, and a damaged file (PRAGMA quick_check).
+  enum class Access { kWrite, kRead };
+  explicit Database(const std::string& path, Access access = Access::kWrite);
   ~Database();
   Database(Database&&) noexcept;
   Database& operator=(Database&&) noexcept;
@@ -189,16 +203,25 @@ class Database {
   static void set_effects_writer(EffectsWriter writer);
 
   // Imports the runs of another tunebench database (another machine's) into this one, in one
-  // transaction: runs whose uuid is already here are skipped (importing twice stores once),
-  // runs still "running" there are skipped unless this machine can tell their orchestrator is
-  // gone (core/liveness.h; those are imported as "interrupted" and listed in `interrupted` too),
-  // hosts and software keep their fingerprints (so different machines stay distinct), noise
-  // floors absent here and the findings of imported runs come along, and imported runs get their
-  // effects. The other file is opened read-only and never modified; a newer schema, a file that
-  // is not SQLite or not tunebench's, or this same file → StorageError, nothing imported.
+  // transaction: a run whose uuid is not here comes whole; a run here that did not finish
+  // (interrupted or failed) gains the trials (and samples) it lacks, and the other file's status,
+  // end time and orchestrator where that copy finished (completed, or completed with failures),
+  // then its effects are computed again; a run here that finished, or is still running, is
+  // never changed (importing twice stores once). Runs still "running" there are skipped unless
+  // this machine can tell their orchestrator is gone (core/liveness.h; those are imported as
+  // "interrupted" and listed in `interrupted` too), hosts and software keep their fingerprints
+  // (so different machines stay distinct), noise floors absent here and the findings of
+  // imported runs come along, and imported runs get their effects. A run of the other file with a
+  // row whose JSON does not parse is not imported (listed in `damaged` with what is wrong); the
+  // others are. The other file is opened to read only (internal::open_for_reading) and never
+  // modified; a newer schema, a file that is not SQLite or not tunebench's, or this same file →
+  // StorageError, nothing imported.
   struct MergeResult {
     std::vector<std::string> imported, already_here, still_running;
     std::vector<std::string> interrupted;  // imported as interrupted: their orchestrator is gone
+    std::vector<std::string> completed;    // held here unfinished, finished from the other copy
+    std::vector<std::string> updated;      // held here unfinished, gained trials, still unfinished
+    std::vector<std::pair<std::string, std::string>> damaged;  // run, what is wrong: not imported
     int hosts_added = 0;
   };
   MergeResult merge_from(const std::string& other_path);
@@ -209,8 +232,20 @@ class Database {
 
  private:
   void write_effects(const std::string& run_uuid);
+  void open_to_write();
+  void open_to_read();
+  int checked_version() const;  // refuses a newer schema or someone else's database
+  void refuse_damaged();
+  void back_up(int version);
+  void migrate();  // to kSchemaVersion, in one transaction
+  void read_migrated_copy(int version);
+  // One run of merge_from (merge.cpp), in a savepoint: undone alone when a row is damaged.
+  void merge_run(internal::MergeSource& from, MergeResult& result);
 
   std::string path_;
+  // The migrated copy an older file is read through (Access::kRead), removed when the last
+  // owner lets go; declared before db_ so that the connection to it closes first.
+  std::shared_ptr<void> temp_copy_;
   std::unique_ptr<SQLite::Database> db_;
   // This connection counted among the process's open connections to its file (database.cpp):
   // released when the connection closes (empty once moved from).

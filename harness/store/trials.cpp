@@ -1,6 +1,7 @@
 // The trials table: its column list, and storing and reading a run's trials and samples.
 #include <sqlite3.h>
 
+#include "core/liveness.h"
 #include "store/internal.h"
 #include "store/trial_columns.h"
 
@@ -194,7 +195,15 @@ Database::StoredTrial read_trial(const SQLite::Statement& select,
                                  const std::vector<TrialColumn>& columns) {
   Database::StoredTrial t;
   t.id = select.getColumn("id").getInt64();
-  for (const auto& c : columns) c.read(select.getColumn(c.name.c_str()), t);
+  for (const auto& c : columns) {
+    try {
+      c.read(select.getColumn(c.name.c_str()), t);
+    } catch (const nlohmann::json::exception& e) {
+      throw internal::BadRow(
+          fmt::format("trial {} (trials row id {}): its {} is not valid JSON ({})",
+                      select.getColumn("sequence").getInt(), t.id, c.name, e.what()));
+    }
+  }
   return t;
 }
 
@@ -281,6 +290,13 @@ std::vector<int64_t> Database::store_trials(
           fmt::format("{}: {}: the run already has a trial with that sequence", path_, doing),
           e.getErrorCode());
     }
+    if (internal::no_space(e, db_->getHandle())) {
+      throw StorageError(
+          fmt::format("{}: {}: {}; nothing of it was stored: free space, then resume with: {}",
+                      path_, doing, internal::no_space_words(path_, e),
+                      liveness::resume_command(run_uuid, path_)),
+          SQLITE_FULL);
+    }
     throw StorageError(fmt::format("{}: {}: {}", path_, doing, e.what()), e.getErrorCode());
   }
 }
@@ -297,7 +313,12 @@ std::vector<Database::StoredTrial> Database::trials(const std::string& run_uuid,
                               "WHERE trial_id = ? ORDER BY idx");
     std::vector<StoredTrial> out;
     while (query.executeStep()) {
-      StoredTrial t = read_trial(query, trial_columns());
+      StoredTrial t;
+      try {
+        t = read_trial(query, trial_columns());
+      } catch (const internal::BadRow& bad) {
+        throw internal::damaged_row(path_, run_uuid, bad);
+      }
       t.spec.run_uuid = run_uuid;
       samples.bind(1, t.id);
       while (samples.executeStep()) {

@@ -12,7 +12,8 @@ int check_command(CheckOptions options) {
   options.check.threshold = options.threshold_pct / 100.0;
   options.check.false_alarm = options.false_alarm_pct / 100.0;
   options.check.flag_level = options.flag_level_pct / 100.0;
-  auto db = open_existing(options.db);
+  auto db = open_existing(options.db, options.no_store ? storage::Database::Access::kRead
+                                                       : storage::Database::Access::kWrite);
   try {
     auto report = check::check(db, options.check);
     if (!options.confirm_with.empty()) {

@@ -1,29 +1,80 @@
 // `tunebench merge`: other machines' databases imported into this one.
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <optional>
+
 #include "app/commands.h"
 #include "core/liveness.h"
 
 namespace tunebench::cli {
 
-int merge_command(const MergeOptions& options) {
-  storage::Database db(options.db);
-  for (const auto& file : options.files) {
-    const auto result = db.merge_from(file);
+namespace {
+
+// What one file's merge did, a line per run that needs a word; true when every run of it was
+// readable.
+bool say(const std::string& file, const storage::Database::MergeResult& result,
+         const std::string& db) {
+  fmt::print(
+      "{}: imported {} run(s), {} already here, {} still running there (skipped), {} new "
+      "host(s), {} held unfinished here completed\n",
+      file, result.imported.size(), result.already_here.size(), result.still_running.size(),
+      result.hosts_added, result.completed.size());
+  // Stored "running" there, but their orchestrator is gone: imported as interrupted.
+  for (const auto& uuid : result.interrupted) {
     fmt::print(
-        "{}: imported {} run(s), {} already here, {} still running there (skipped), {} new "
-        "host(s)\n",
-        file, result.imported.size(), result.already_here.size(), result.still_running.size(),
-        result.hosts_added);
-    // Stored "running" there, but their orchestrator is gone: imported as interrupted.
-    for (const auto& uuid : result.interrupted) {
-      fmt::print(
-          "{}: run {} was running there, its orchestrator is gone: imported as interrupted; "
-          "resume with: {}\n",
-          file, uuid, liveness::resume_command(uuid, options.db));
-    }
+        "{}: run {} was running there, its orchestrator is gone: imported as interrupted; "
+        "resume with: {}\n",
+        file, uuid, liveness::resume_command(uuid, db));
   }
-  return 0;
+  for (const auto& uuid : result.completed) {
+    fmt::print(
+        "{}: run {} was unfinished here: completed from this copy (its missing trials "
+        "added, its effects computed again)\n",
+        file, uuid);
+  }
+  for (const auto& uuid : result.updated) {
+    fmt::print("{}: run {} was unfinished here: gained the trials it lacked; still unfinished\n",
+               file, uuid);
+  }
+  for (const auto& [uuid, why] : result.damaged) {
+    fmt::print(stderr,
+               "tunebench: error: {}: run {} not imported: {}; the file is damaged: the other "
+               "runs were imported; restore it from a backup and merge again for this one\n",
+               file, uuid, why);
+  }
+  return result.damaged.empty();
+}
+
+}  // namespace
+
+// A target this merge created is removed again when nothing was stored in it (every source
+// refused or empty of new runs): no empty database is left behind.
+int merge_command(const MergeOptions& options) {
+  std::error_code ec;
+  const bool created = !std::filesystem::exists(options.db, ec);
+  std::optional<storage::Database> db(std::in_place, options.db);
+  size_t stored = 0;
+  bool clean = true;
+  auto remove_if_unused = [&] {
+    if (!created || stored > 0) return;
+    db.reset();
+    for (const char* suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(options.db + suffix, ec);
+    fmt::print(stderr, "nothing was imported: {} was not created\n", options.db);
+  };
+  try {
+    for (const auto& file : options.files) {
+      const auto result = db->merge_from(file);
+      stored += result.imported.size() + result.completed.size() + result.updated.size();
+      clean = say(file, result, options.db) && clean;
+    }
+  } catch (...) {
+    remove_if_unused();
+    throw;
+  }
+  remove_if_unused();
+  return clean ? 0 : 1;
 }
 
 }  // namespace tunebench::cli

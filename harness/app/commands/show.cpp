@@ -7,12 +7,12 @@
 
 namespace tunebench::cli {
 
-storage::Database open_existing(const std::string& path) {
+storage::Database open_existing(const std::string& path, storage::Database::Access access) {
   if (!std::filesystem::exists(path)) {
     throw storage::StorageError(
         path + " does not exist; run a suite first (tunebench run --suite suites/smoke.json)");
   }
-  return storage::Database(path);
+  return storage::Database(path, access);
 }
 
 int show_command(const ShowOptions& options) {
