@@ -62,9 +62,12 @@ def setUpModule():
     generate_history.generate(DATABASES / "nightly.sqlite", runs=30, trials=48, samples=5, hosts=1, seed=2)
     generate_history.generate(DATABASES / "two-hosts.sqlite", runs=5, trials=48, samples=5, hosts=2, seed=3,
                               check=False)
-    # The schema and no runs: tunebench gives an empty file its schema on first open.
-    (DATABASES / "schema-only.sqlite").write_bytes(b"")
-    subprocess.run([BINARY, "show", "latest", "--db", str(DATABASES / "schema-only.sqlite")], capture_output=True)
+    # The schema and no runs: the one-run database with every row deleted (`show` opens a
+    # database read-only, so it no longer gives an empty file its schema).
+    shutil.copyfile(DATABASES / "one-run.sqlite", DATABASES / "schema-only.sqlite")
+    with sqlite3.connect(DATABASES / "schema-only.sqlite") as con:
+        for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            con.execute(f'DELETE FROM "{table}"')
 
 
 def show_json(db: Path, run: str) -> dict:

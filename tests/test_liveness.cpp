@@ -158,9 +158,14 @@ TEST(Liveness, AWorkerIsAnOrphanWhenItsOrchestratorIsGoneOrItsPidReused) {
 }
 
 TEST(Liveness, TaggedProcessesAreFoundInTheirEnvironment) {
-  // A child that carries this process's tag (a worker of ours) and one of a dead orchestrator.
+  // A child that carries this process's tag (a worker of ours) and one that carries our
+  // parent's (ctest's): alive to every real run on this host, whose clear-up would otherwise
+  // stop it (a test's stand-in for an orphan must not be one), and gone to the view below.
   const std::string mine = worker_tag(this_process());
-  const std::string dead = worker_tag(Orchestrator{"h", "b", "n", dead_pid(), 1});
+  const int64_t parent = getppid();
+  const auto parent_ticks = look_up(parent).start_ticks;
+  ASSERT_TRUE(parent_ticks.has_value());
+  const std::string dead = worker_tag(Orchestrator{"h", "b", "n", parent, *parent_ticks});
   std::vector<pid_t> children;
   for (const std::string& tag : {mine, dead}) {
     const pid_t pid = fork();
@@ -183,8 +188,13 @@ TEST(Liveness, TaggedProcessesAreFoundInTheirEnvironment) {
   }
   EXPECT_EQ(found[children[0]], mine);
   EXPECT_EQ(found[children[1]], dead);
+  // This machine as it is, except that our parent is gone.
+  Here here = this_machine();
+  here.look_up = [parent](int64_t pid) {
+    return pid == parent ? Seen{false, std::nullopt} : look_up(pid);
+  };
   std::vector<int64_t> gone;
-  for (const auto& p : orphans(tagged_processes(), this_machine())) gone.push_back(p.pid);
+  for (const auto& p : orphans(tagged_processes(), here)) gone.push_back(p.pid);
   EXPECT_EQ(std::count(gone.begin(), gone.end(), children[0]), 0);
   EXPECT_EQ(std::count(gone.begin(), gone.end(), children[1]), 1);
   for (pid_t pid : children) {

@@ -20,6 +20,7 @@
 #include "analysis/detect.h"
 #include "analysis/effects.h"
 #include "run/launch_paths.h"
+#include "run/leftovers.h"
 #include "run/orchestrator.h"
 #include "run/resident.h"
 #include "store/storage.h"
@@ -170,8 +171,9 @@ TEST(Spawn, AFreshCopyIsANewFileOfTheBuildUnderANameOfTheLinksLength) {
   fs::remove_all(dir);
 }
 
-// A run killed with SIGKILL leaves its launch folder (no destructor ran): the next run removes
-// those whose pid is gone, and nothing of a live run or of anything else.
+// A run killed with SIGKILL leaves its launch and trial folders (no destructor ran): the next
+// run's clear_leftovers removes those whose pid is gone, and nothing of a live run or of
+// anything else; its own launch folder then goes into the same TMPDIR.
 TEST(Spawn, ALaunchFolderOfAKilledRunIsRemovedByTheNext) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / fmt::format("tb-stale-{}", getpid());
@@ -182,7 +184,9 @@ TEST(Spawn, ALaunchFolderOfAKilledRunIsRemovedByTheNext) {
   const fs::path dead = dir / fmt::format("tunebench-exe-{:07}-aaaaaa", child);
   const fs::path alive = dir / fmt::format("tunebench-exe-{:07}-bbbbbb", getpid());
   const fs::path other = dir / "tunebench-exe-cccccc";
-  for (const auto& d : {dead, alive, other}) {
+  const fs::path dead_trial = dir / fmt::format("tunebench-trial-{:07}-dddddd", child);
+  const fs::path alive_trial = dir / fmt::format("tunebench-trial-{:07}-eeeeee", getpid());
+  for (const auto& d : {dead, alive, other, dead_trial, alive_trial}) {
     fs::create_directories(d);
     std::ofstream(d / "000000") << "x";
   }
@@ -193,12 +197,17 @@ TEST(Spawn, ALaunchFolderOfAKilledRunIsRemovedByTheNext) {
   const std::string kept = before ? before : "";
   setenv("TMPDIR", dir.c_str(), 1);
   {
+    // The folders' half only: the workers' half would stop other tests' stand-in orphans.
+    const std::vector<std::string> said = remove_dead_runs_folders(dir);
+    EXPECT_EQ(said.size(), 2u) << fmt::format("{}", fmt::join(said, "\n"));
     LaunchPaths links;
     const std::string link = links.path_for(build.string());
     EXPECT_EQ(fs::path(link).parent_path().parent_path(), dir);
     EXPECT_EQ(fs::path(link).parent_path().filename().string().size(), 28u) << link;
     EXPECT_FALSE(fs::exists(dead)) << "the killed run's folder";
+    EXPECT_FALSE(fs::exists(dead_trial)) << "the killed run's trial folder";
     EXPECT_TRUE(fs::exists(alive)) << "a live run's folder";
+    EXPECT_TRUE(fs::exists(alive_trial)) << "a live run's trial folder";
     EXPECT_TRUE(fs::exists(other)) << "not a launch folder of this form";
   }
   if (before) {

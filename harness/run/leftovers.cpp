@@ -23,6 +23,8 @@ namespace {
 // uninterruptible sleep dies when it wakes.
 constexpr auto kStopWait = std::chrono::seconds(10);
 
+}  // namespace
+
 std::vector<std::string> stop_orphaned_workers() {
   std::vector<std::string> said;
   const liveness::Here here = liveness::this_machine();
@@ -49,6 +51,8 @@ std::vector<std::string> stop_orphaned_workers() {
   return said;
 }
 
+namespace {
+
 // tunebench-exe-PPPPPPP-XXXXXX or tunebench-trial-PPPPPPP-XXXXXX whose PPPPPPP is no process.
 bool of_a_dead_run(const std::string& name) {
   for (const std::string prefix : {"tunebench-exe-", "tunebench-trial-"}) {
@@ -62,6 +66,8 @@ bool of_a_dead_run(const std::string& name) {
   }
   return false;
 }
+
+}  // namespace
 
 std::vector<std::string> remove_dead_runs_folders(const fs::path& tmp) {
   std::vector<std::string> said;
@@ -77,8 +83,6 @@ std::vector<std::string> remove_dead_runs_folders(const fs::path& tmp) {
   }
   return said;
 }
-
-}  // namespace
 
 std::vector<std::string> clear_leftovers(const fs::path& tmp) {
   // Workers first: a stopped worker no longer writes into the folders removed next.

@@ -18,6 +18,11 @@ namespace tunebench::orchestrator {
 // dead orchestrator (pid 4200) …").
 std::vector<std::string> clear_leftovers(const std::filesystem::path& tmp);
 
+// Its two halves: the workers (every orphan on this host, whatever its TMPDIR) ...
+std::vector<std::string> stop_orphaned_workers();
+// ... and the folders in `tmp` whose run's orchestrator is gone.
+std::vector<std::string> remove_dead_runs_folders(const std::filesystem::path& tmp);
+
 // Why TMPDIR cannot hold this run's folders ("TMPDIR=/nowhere does not exist: …"), or "" when
 // it can. Checked before a run is written, so that no run is left "running" by it.
 std::string temp_directory_problem();

@@ -831,7 +831,7 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
       db_.finish_run(run_uuid_, "failed", now_iso8601());
     } catch (const storage::StorageError&) {
     }
-    return 1;
+    return 2;  // a storage error, as everywhere else (cli.cpp's dispatch)
   }
   const std::string status = g_interrupted           ? "interrupted"
                              : (failed_ || invalid_) ? "completed with failures"
