@@ -2,6 +2,7 @@
 // process group, and an interrupted run that keeps its finished trials.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
