@@ -31,3 +31,13 @@ function(expect_sql db query wanted why)
     message(FATAL_ERROR "${why}: expected ${wanted}, got '${got}'")
   endif()
 endfunction()
+
+# One sqlite3 query of `db`, its output in out_var; a failed query stops the test.
+function(sql db query out_var)
+  execute_process(COMMAND sqlite3 ${db} "${query}" OUTPUT_VARIABLE got
+                  OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "sqlite3 ${db} '${query}': exit ${rc}")
+  endif()
+  set(${out_var} "${got}" PARENT_SCOPE)
+endfunction()

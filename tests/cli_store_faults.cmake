@@ -12,15 +12,6 @@ set(TB_CWD ${WORK})
 include(${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake)
 set(suite ${SOURCE}/tests/suites/mini.json)
 
-function(sql db query out_var)
-  execute_process(COMMAND sqlite3 ${db} "${query}" OUTPUT_VARIABLE got
-                  OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "sqlite3 ${db} '${query}': exit ${rc}")
-  endif()
-  set(${out_var} "${got}" PARENT_SCOPE)
-endfunction()
-
 # A small database of `runs` runs of mini.json's no_grad experiment (4 trials each).
 function(make_db db runs)
   foreach(i RANGE 1 ${runs})
@@ -80,10 +71,10 @@ elseif(PART STREQUAL "read_only")
   list(GET uuids 0 first)
   list(GET uuids 1 second)
   file(COPY ${WORK}/make/results.sqlite DESTINATION ${ro}/pub)
-  # The same file at schema version 6 (before runs recorded their orchestrator).
+  # The same file at schema version 6 (before runs recorded their orchestrator, and tunings).
   file(COPY ${WORK}/make/results.sqlite DESTINATION ${ro}/old)
   sql(${ro}/old/results.sqlite
-      "ALTER TABLE runs DROP COLUMN orchestrator; PRAGMA user_version = 6; PRAGMA user_version" v)
+      "DROP TABLE tunings; ALTER TABLE runs DROP COLUMN orchestrator; PRAGMA user_version = 6; PRAGMA user_version" v)
   foreach(dir pub old)
     execute_process(COMMAND chmod 444 ${ro}/${dir}/results.sqlite)
     execute_process(COMMAND chmod 555 ${ro}/${dir})

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "knobs/apply.h"
 #include "knobs/autograd.h"
 #include "knobs/evidence.h"
 #include "knobs/knobs.h"
@@ -401,6 +402,41 @@ TEST(Knobs, OnlyArmsThatDifferInInProcessKnobsArePairable) {
   // The same baseline in both arms does not matter.
   EXPECT_TRUE(
       pairable({{"omp_threads", 2}, {"no_grad", false}}, {{"omp_threads", 2}, {"no_grad", true}}));
+}
+
+// tune's recommendation is written down from the knobs' own process setup and code lines.
+TEST(Apply, AConfigurationIsWrittenAsALaunchLineAndCodeLines) {
+  const Written w = how_to_apply({{"omp_threads", 2}, {"no_grad", true}, {"amp", true}});
+  EXPECT_NE(w.launch.find("OMP_NUM_THREADS=2"), std::string::npos) << w.launch;
+  EXPECT_EQ(w.launch.substr(w.launch.size() - 22), "python your_program.py");
+  // Code lines in the settings' order (json objects keep keys sorted): amp, no_grad, omp_threads.
+  ASSERT_EQ(w.python.size(), 3u);
+  EXPECT_NE(w.python[0].find("torch.autocast(\"cpu\", dtype=torch.bfloat16)"), std::string::npos);
+  EXPECT_EQ(w.python[1], "with torch.no_grad():  # around the forward");
+  EXPECT_EQ(w.python[2], "torch.set_num_threads(2)");
+  EXPECT_EQ(w.cpp[2], "at::set_num_threads(2);");
+  if (allocator_library("jemalloc")) {
+    const Written j = how_to_apply({{"allocator", "jemalloc"}});
+    EXPECT_NE(j.launch.find("LD_PRELOAD=" + *allocator_library("jemalloc")), std::string::npos)
+        << j.launch;
+    EXPECT_TRUE(j.python.empty()) << "a process-start knob is in the launch line only";
+  }
+  // In-process settings alone need no launch line.
+  EXPECT_EQ(how_to_apply({{"no_grad", true}}).launch, "");
+}
+
+// Every knob tune may recommend for a model from a file (in-process, CPU, not tied to the
+// built-in models' code) has code lines of its own, not the catalog's words.
+TEST(Apply, EveryKnobAFileModelCanBeTunedWithHasItsCodeLines) {
+  const auto written = written_knobs();
+  const std::set<std::string> has(written.begin(), written.end());
+  for (const auto& k : catalog()) {
+    if (k.where == "cuda" || k.phase == Phase::process_start || !k.models.empty() ||
+        !k.implemented) {
+      continue;
+    }
+    EXPECT_TRUE(has.count(k.id)) << k.id << " has no code lines in knobs/apply.cpp";
+  }
 }
 
 }  // namespace

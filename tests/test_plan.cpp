@@ -2,7 +2,9 @@
 // batches, host-dependent values), expansion into interleaved trials, the filter.
 #include <gtest/gtest.h>
 
+#include "plan/model_suite.h"
 #include "plan/plan.h"
+#include "run/tune.h"
 #include "tests/paths.h"
 
 namespace tunebench::plan {
@@ -282,6 +284,85 @@ TEST(Plan, TheCudaSuitesAreValidAndNotApplicableWithoutAGpu) {
       EXPECT_EQ(not_applicable, "") << x.name;
     }
   }
+}
+
+// tune's later stages: a ladder step is the knob off and on with the configuration so far in
+// every arm; the final run compares the configuration with the defaults and with the best knob
+// alone, both paired (one process holds both arms: their knobs switch inside it).
+TEST(Tune, LadderAndFinalSuitesCarryTheConfigurationInTheirArms) {
+  ModelRequest model;
+  model.builtin = "resnet50";
+  model.batch = 4;
+  const nlohmann::json config = {{"channels_last", true}, {"no_grad", true}};
+  const suite::Suite step = ladder_step_suite(model, "amp", config, 12);
+  ASSERT_EQ(step.experiments.size(), 1u);
+  const suite::Experiment& x = step.experiments[0];
+  EXPECT_EQ(x.name, "tune.add-amp");
+  EXPECT_EQ(x.settings, config);
+  EXPECT_EQ(x.arms[0].settings, (nlohmann::json{{"amp", false}}));
+  EXPECT_EQ(x.arms[1].settings, (nlohmann::json{{"amp", true}}));
+  EXPECT_EQ(x.design, "paired");
+  EXPECT_EQ(x.budget_s, 12);
+  EXPECT_EQ(x.batch, 4);
+
+  const nlohmann::json single = {{"no_grad", true}};
+  const suite::Suite last = final_suite(model, config, single, 30);
+  ASSERT_EQ(last.experiments.size(), 2u);
+  EXPECT_EQ(last.experiments[0].name, "tuned.vs-default");
+  EXPECT_EQ(last.experiments[0].arms[0].settings, nlohmann::json::object());
+  EXPECT_EQ(last.experiments[0].arms[1].settings, config);
+  EXPECT_EQ(last.experiments[1].name, "tuned.vs-best-single");
+  EXPECT_EQ(last.experiments[1].arms[0].settings, single);
+  EXPECT_EQ(last.experiments[1].design, "paired");
+  // One knob kept: nothing to compare beyond the defaults.
+  EXPECT_EQ(final_suite(model, single, single, 30).experiments.size(), 1u);
+  // A process-start knob in the configuration makes the final comparison a resident pair.
+  const nlohmann::json threads = {{"no_grad", true}, {"omp_threads", 2}};
+  EXPECT_EQ(final_suite(model, threads, single, 30).experiments[0].design, "paired_processes");
+
+  ModelRequest unknown;
+  unknown.builtin = "resnet";
+  try {
+    model_suite(unknown);
+    FAIL() << "an unknown built-in model was accepted";
+  } catch (const SuiteError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a built-in model (resnet50, gpt, dlrm)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The screen's candidates: helping knobs best first; the controls, knobs that did not help and
+// knobs of several processes are not.
+TEST(Tune, TheCandidatesAreTheHelpingKnobsBestFirst) {
+  analysis::RunReport screen;
+  auto experiment = [&](const std::string& name, const std::string& knob, double ratio,
+                        stats::Verdict verdict, double slowdown = 0) {
+    analysis::ExperimentReport x;
+    x.name = name;
+    x.knob = knob;
+    x.slowdown = slowdown;
+    stats::Effect e{};
+    e.ratio = ratio;
+    e.lo = ratio * 0.98;
+    e.hi = ratio * 1.02;
+    e.verdict = verdict;
+    x.effects.push_back({"time", "on vs off", e});
+    screen.experiments.push_back(x);
+  };
+  experiment("no_grad.m", "no_grad", 0.90, stats::Verdict::helps);
+  experiment("amp.m", "amp", 0.70, stats::Verdict::helps);
+  experiment("onednn.m", "onednn", 1.10, stats::Verdict::hurts);
+  experiment("channels_last.m", "channels_last", 0.99, stats::Verdict::no_effect);
+  experiment("multi_instance.m", "multi_instance", 0.50, stats::Verdict::helps);
+  experiment("aa.no_grad.m", "no_grad", 0.95, stats::Verdict::helps);
+  experiment("slow3.no_grad.m", "positive_control", 0.97, stats::Verdict::helps, 0.03);
+  const auto c = orchestrator::helping_knobs(screen);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].knob, "amp");
+  EXPECT_EQ(c[0].value, true);
+  EXPECT_DOUBLE_EQ(c[0].effect.ratio, 0.70);
+  EXPECT_EQ(c[1].knob, "no_grad");
 }
 
 }  // namespace

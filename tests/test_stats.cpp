@@ -405,5 +405,36 @@ TEST(StatsContrast, FactorialEffectsOfThreeFactorsFromKnownCells) {
   EXPECT_TRUE(analysis::factorial_effects(cells, groups).empty());
 }
 
+// A ladder's steps multiply, and their log-scale half-widths add in quadrature: two steps of
+// 0.8 [0.8/1.1, 0.8·1.1] and 0.9 [0.9/1.1, 0.9·1.1] at 95 % chain to 0.72 with a half-width of
+// √2 · ln 1.1 on the log scale.
+TEST(Stats, ChainedStepsMultiplyAndTheirLogHalfWidthsAddInQuadrature) {
+  auto step = [](double ratio, double factor) {
+    Effect e{};
+    e.ratio = ratio;
+    e.lo = ratio / factor;
+    e.hi = ratio * factor;
+    e.confidence = 0.95;
+    return e;
+  };
+  const Effect both = chained({step(0.8, 1.1), step(0.9, 1.1)});
+  EXPECT_NEAR(both.ratio, 0.72, 1e-12);
+  EXPECT_NEAR(std::log(both.hi / both.ratio), std::sqrt(2.0) * std::log(1.1), 1e-9);
+  EXPECT_NEAR(std::log(both.ratio / both.lo), std::sqrt(2.0) * std::log(1.1), 1e-9);
+  EXPECT_EQ(both.verdict, Verdict::helps);  // 0.72 · 1.1^√2 = 0.82 < 1
+  // One step is itself; a step without an interval leaves the product without one.
+  const Effect one = chained({step(1.02, 1.01)});
+  EXPECT_NEAR(one.lo, 1.02 / 1.01, 1e-9);
+  EXPECT_EQ(one.verdict, Verdict::hurts);
+  Effect bare = step(0.9, 1.1);
+  bare.lo = bare.hi = NAN;
+  const Effect none = chained({step(0.8, 1.1), bare});
+  EXPECT_NEAR(none.ratio, 0.72, 1e-12);
+  EXPECT_TRUE(std::isnan(none.lo));
+  EXPECT_EQ(none.verdict, Verdict::insufficient);
+  EXPECT_EQ(chained({step(0.9, 1.2), step(1.05, 1.2)}).verdict, Verdict::no_effect);
+  EXPECT_THROW(chained({}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace tunebench::stats

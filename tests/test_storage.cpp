@@ -448,8 +448,19 @@ TEST_F(StorageTest, StorageRefusesSomeoneElsesDatabase) {
 
 // Turns a current file into what schema version 5 wrote: without reference times and relative
 // noise.
+// Turns a current file into what schema version 7 wrote: no recommendations.
+void downgrade_to_v7(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  raw.exec("DROP TABLE tunings");
+  for (const auto& c : trial_columns()) {
+    if (c.since == 8) raw.exec("ALTER TABLE trials DROP COLUMN " + c.name);
+  }
+  raw.exec("PRAGMA user_version = 7;");
+}
+
 // Turns a current file into what schema version 6 wrote: runs without their orchestrator.
 void downgrade_to_v6(const std::string& path) {
+  downgrade_to_v7(path);
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   raw.exec("ALTER TABLE runs DROP COLUMN orchestrator");
   for (const auto& c : trial_columns()) {
@@ -1082,7 +1093,7 @@ TEST_F(StorageTest, StorageMigratesVersion6AndThenRecordsOrchestrators) {
   Database db(path);
   EXPECT_EQ(db.migrated_from(), 6);
   EXPECT_EQ(db.backup_path(), path + ".schema-v6.bak");
-  EXPECT_EQ(db.schema_version(), 7);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
   EXPECT_TRUE(db.run(running.uuid).orchestrator.is_null());
   // Without a record a writer leaves it as it was.
   EXPECT_TRUE(db.interrupt_gone_runs().empty());
@@ -1748,6 +1759,42 @@ TEST_F(StorageTest, StorageReadsWithoutWritingOrLeavingFiles) {
   EXPECT_FALSE(fs::exists(path + "-shm"));
   EXPECT_THROW(Database(db_path("missing.sqlite"), Database::Access::kRead), StorageError);
   EXPECT_FALSE(fs::exists(db_path("missing.sqlite")));
+}
+
+// What tune recommends is stored (schema version 8), read back whole, survives a v7 file's
+// migration, and comes along in a merge, once.
+TEST_F(StorageTest, StorageKeepsRecommendationsAndMergesThemOnce) {
+  const std::string path = db_path("tunings.sqlite");
+  const json recommendation = {{"settings", {{"amp", true}}},
+                               {"vs_default", {{"time", {{"ratio", 0.7}, {"lo", 0.69}}}}}};
+  {
+    Database db(path);
+    db.begin_run(make_run("cccc0008-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z"));
+    db.store_tuning({"tttt0001", "2024-05-01T10:30:00Z", "model.pt", recommendation});
+    EXPECT_THROW(db.store_tuning({"tttt0001", "2024-05-01T10:31:00Z", "model.pt", {}}),
+                 StorageError);  // one row per uuid
+    ASSERT_EQ(db.tunings().size(), 1u);
+    EXPECT_EQ(db.tunings()[0].recommendation, recommendation);
+    EXPECT_EQ(db.tunings()[0].model, "model.pt");
+  }
+  Database here(db_path("here.sqlite"));
+  EXPECT_TRUE(here.tunings().empty());
+  here.merge_from(path);
+  here.merge_from(path);
+  ASSERT_EQ(here.tunings().size(), 1u);
+  EXPECT_EQ(here.tunings()[0].recommendation, recommendation);
+
+  const std::string old = db_path("v7.sqlite");
+  {
+    Database db(old);
+    db.begin_run(make_run("cccc0008-0000-4000-8000-000000000002", "2024-05-01T10:00:00Z"));
+  }
+  downgrade_to_v7(old);
+  Database migrated(old);
+  EXPECT_EQ(migrated.migrated_from(), 7);
+  EXPECT_TRUE(migrated.tunings().empty());
+  migrated.store_tuning({"tttt0002", "2024-05-02T10:00:00Z", "resnet50 (preset tiny)", {}});
+  EXPECT_EQ(migrated.tunings().size(), 1u);
 }
 
 }  // namespace

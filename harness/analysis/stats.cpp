@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -389,6 +390,35 @@ std::string format_effect(const Effect& effect) {
   const double half_width =
       has_interval && effect.lo > 0 ? std::sqrt(effect.hi / effect.lo) - 1 : NAN;
   return ratio + " " + interval + " " + to_string(effect.verdict, effect.margin, half_width);
+}
+
+Effect chained(const std::vector<Effect>& steps) {
+  if (steps.empty()) throw std::invalid_argument("chained: no steps");
+  const double confidence = steps.front().confidence;
+  const double z = boost::math::quantile(boost::math::normal(), 0.5 + confidence / 2);
+  double log_ratio = 0, variance = 0;
+  bool intervals = true;
+  for (const Effect& e : steps) {
+    if (!(e.ratio > 0)) throw std::invalid_argument("chained: a ratio is not positive");
+    log_ratio += std::log(e.ratio);
+    if (std::isfinite(e.lo) && std::isfinite(e.hi) && e.lo > 0) {
+      const double s = (std::log(e.hi) - std::log(e.lo)) / (2 * z);
+      variance += s * s;
+    } else {
+      intervals = false;
+    }
+  }
+  Effect out{};
+  out.ratio = std::exp(log_ratio);
+  out.lo = intervals ? std::exp(log_ratio - z * std::sqrt(variance)) : NAN;
+  out.hi = intervals ? std::exp(log_ratio + z * std::sqrt(variance)) : NAN;
+  out.confidence = confidence;
+  out.resamples = 0;
+  out.verdict = !intervals   ? Verdict::insufficient
+                : out.hi < 1 ? Verdict::helps
+                : out.lo > 1 ? Verdict::hurts
+                             : Verdict::no_effect;
+  return out;
 }
 
 }  // namespace tunebench::stats

@@ -126,6 +126,15 @@ Effect effect(const Groups& off, const Groups& on, const EffectOptions& options 
 // "1.05x [no interval] insufficient data". The note is not included.
 std::string format_effect(const Effect& effect);
 
+// The product of independent ratios (the steps of `tunebench tune`'s ladder, each measured in a
+// run of its own against the configuration before it) with an interval read off theirs: each
+// interval taken as normal on the log scale at its `confidence`, the product's
+// exp(Σ ln rᵢ ± z·√Σ sᵢ²) with sᵢ = (ln hiᵢ − ln loᵢ) / 2z. Verdict helps, hurts or no effect
+// as the interval lies below 1, above it or across it (lower is better); lo and hi NaN and the
+// verdict insufficient where a step has no interval. Throws std::invalid_argument for no steps or
+// a non-positive ratio.
+Effect chained(const std::vector<Effect>& steps);
+
 // A contrast of several arms' medians, exp(Σ wᵢ · log medianᵢ), with the same hierarchical
 // bootstrap interval and verdict as effect() (each arm resampled independently). The main effect
 // of a factor in a 2^k factorial experiment is the contrast with weights +1/2^(k−1) on the cells

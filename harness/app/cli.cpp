@@ -115,6 +115,48 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
   return {cmd, [o] { return run_command(*o); }};
 }
 
+Subcommand add_tune(CLI::App& app, const std::string& command_line) {
+  auto o = make<orchestrator::TuneOptions>();
+  o->run.command_line = command_line;
+  o->run.db_path = kDefaultDatabase;
+  auto* cmd = app.add_subcommand(
+      "tune",
+      "What to set for one model on this host: screens every knob that can run on the CPU "
+      "(paired, with an A/A and a +3 % control), adds the ones that help one at a time, best "
+      "first, each measured against the configuration so far (kept only where it still helps), "
+      "then measures the configuration against the defaults and against the best knob alone. "
+      "Prints the ladder, the recommendation with its intervals and how to apply it (launch "
+      "line, Python and C++), and stores all of it");
+  cmd->add_option("--model", o->run.model.path,
+                  "a TorchScript archive (torch.jit.save) of your model, or a built-in model "
+                  "(resnet50, gpt, dlrm: see tunebench models)")
+      ->required();
+  cmd->add_option("--preset", o->run.model.preset,
+                  "with a built-in model: its preset (default tiny)");
+  cmd->add_option("--input", o->run.model.inputs,
+                  "with a file: one input of its forward, per sample, as SHAPE:DTYPE "
+                  "(3x224x224:float32), or for integers SHAPE:DTYPE:HIGH or SHAPE:DTYPE:LOW:HIGH; "
+                  "once per input, in order");
+  cmd->add_option_function<std::string>(
+         "--mode",
+         [o](const std::string& mode) {
+           o->run.model.mode = mode == "train" ? Mode::train : Mode::infer;
+         },
+         "infer (default) or train (the loss is the sum of its outputs)")
+      ->check(CLI::IsMember({"infer", "train"}));
+  cmd->add_option("--batch", o->run.model.batch,
+                  "samples per step, the inputs' first dimension (default 8)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--budget", o->budget_s,
+                  "seconds for the whole of it: each stage samples on towards ±2 % within its "
+                  "share; the planned workers of each stage run whatever the budget")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_db(cmd, o->run.db_path);
+  cmd->add_flag("-q,--quiet", o->run.quiet, "print the recommendation and errors only");
+  return {cmd, [o] { return tune_command(*o); }};
+}
+
 Subcommand add_worker(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "worker",
@@ -364,6 +406,7 @@ int run(int argc, char** argv) {
 
   const std::vector<Subcommand> subcommands{add_models(app),
                                             add_run(app, command_line),
+                                            add_tune(app, command_line),
                                             add_worker(app),
                                             add_twin_request(app),
                                             add_show(app),

@@ -9,6 +9,7 @@
 
 #include "analysis/check.h"
 #include "run/orchestrator.h"
+#include "run/tune.h"
 #include "store/storage.h"
 
 namespace tunebench::cli {
@@ -31,6 +32,7 @@ struct ModelsOptions {
 int models_command(const ModelsOptions& options);
 
 int run_command(const orchestrator::RunOptions& options);
+int tune_command(orchestrator::TuneOptions options);
 
 struct ShowOptions {
   std::string db = kDefaultDatabase;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "knobs/knobs.h"
@@ -24,9 +25,27 @@ json experiment(const std::string& knob, const json& model) {
   return x;
 }
 
-}  // namespace
-
-suite::Suite model_suite(const ModelRequest& request) {
+// The model as a suite's experiment names it, checked: {model, preset, mode[, options]}.
+json model_fields(const ModelRequest& request) {
+  if (request.batch < 1) {
+    throw suite::SuiteError(fmt::format("--batch must be at least 1, got {}", request.batch));
+  }
+  if (!request.builtin.empty()) {
+    const auto names = models::model_names();
+    if (std::find(names.begin(), names.end(), request.builtin) == names.end() ||
+        request.builtin == "torchscript") {
+      std::string valid;
+      for (const auto& n : names) {
+        if (n != "torchscript") valid += (valid.empty() ? "" : ", ") + n;
+      }
+      throw suite::SuiteError(
+          fmt::format("--model {}: no such file, and not a built-in model ({}); give the path of a "
+                      "TorchScript archive or one of those names",
+                      request.builtin, valid));
+    }
+    return {
+        {"model", request.builtin}, {"preset", request.preset}, {"mode", to_string(request.mode)}};
+  }
   if (request.inputs.empty()) {
     throw suite::SuiteError(fmt::format(
         "--model {}: give the inputs its forward takes, one --input each, as SHAPE:DTYPE per "
@@ -34,24 +53,68 @@ suite::Suite model_suite(const ModelRequest& request) {
         "50257); the batch (--batch) is their first dimension",
         request.path));
   }
-  if (request.batch < 1) {
-    throw suite::SuiteError(fmt::format("--batch must be at least 1, got {}", request.batch));
-  }
-  std::vector<models::FileInput> parsed;
   json inputs = json::array();
   for (const auto& text : request.inputs) {
     try {
-      parsed.push_back(models::parse_input_argument(text));
+      inputs.push_back(models::to_json(models::parse_input_argument(text)));
     } catch (const models::InvalidSpec& e) {
       throw suite::SuiteError(e.what());
     }
-    inputs.push_back(models::to_json(parsed.back()));
   }
   const std::string path = std::filesystem::absolute(request.path).lexically_normal().string();
-  const json model = {{"model", "torchscript"},
-                      {"preset", "file"},
-                      {"mode", to_string(request.mode)},
-                      {"options", {{"path", path}, {"inputs", inputs}}}};
+  return {{"model", "torchscript"},
+          {"preset", "file"},
+          {"mode", to_string(request.mode)},
+          {"options", {{"path", path}, {"inputs", inputs}}}};
+}
+
+// What the model is, for a suite's description.
+std::string described(const ModelRequest& request, const json& model) {
+  std::string what = request.name();
+  if (request.builtin.empty()) {
+    std::vector<models::FileInput> parsed;  // checked by model_fields
+    for (const auto& text : request.inputs) parsed.push_back(models::parse_input_argument(text));
+    what = fmt::format("{} ({})", model["options"]["path"].get<std::string>(),
+                       models::describe_inputs(parsed));
+  }
+  return fmt::format("{}, {}, batch {}", what, to_string(request.mode), request.batch);
+}
+
+// A suite of `experiments` on the request's model: paired where the knobs allow ("auto"), 4
+// workers of 4 blocks of 2 samples each, sampling on for up to budget_s per experiment.
+suite::Suite made(const ModelRequest& request, const std::string& name,
+                  const std::string& description, const json& experiments, double budget_s) {
+  const json s = {{"name", name},
+                  {"description", description},
+                  {"defaults",
+                   {{"processes", 2},
+                    {"warmup", 3},
+                    {"samples", 5},
+                    {"iterations", 5},
+                    {"timeout_s", 300},
+                    {"batch", request.batch},
+                    {"design", "auto"},
+                    {"workers", 4},
+                    {"blocks", 4},
+                    {"block_samples", 2},
+                    {"budget_s", budget_s}}},
+                  {"experiments", experiments}};
+  return suite::parse(s.dump(2), name);
+}
+
+std::string stem(const ModelRequest& request) {
+  return request.builtin.empty() ? std::filesystem::path(request.path).stem().string()
+                                 : request.builtin + "-" + request.preset;
+}
+
+}  // namespace
+
+std::string ModelRequest::name() const {
+  return builtin.empty() ? path : fmt::format("{} (preset {})", builtin, preset);
+}
+
+suite::Suite model_suite(const ModelRequest& request) {
+  const json model = model_fields(request);
   json experiments = json::array();
   for (const auto& k : knobs::catalog()) {
     // compile in training is a suite of its own (the Python worker); a file model has no twin
@@ -68,27 +131,45 @@ suite::Suite model_suite(const ModelRequest& request) {
   aa["budget_s"] = slow["budget_s"] = 30;
   experiments.push_back(aa);
   experiments.push_back(slow);
-  const std::string stem = std::filesystem::path(request.path).stem().string();
-  const json s = {
-      {"name", "model-" + stem},
-      {"description",
-       fmt::format("Every catalog knob that can run on the CPU, on {} ({}), {}, batch {}, with an "
-                   "A/A and a +3 % control: made by tunebench run --model",
-                   path, models::describe_inputs(parsed), to_string(request.mode), request.batch)},
-      {"defaults",
-       {{"processes", 2},
-        {"warmup", 3},
-        {"samples", 5},
-        {"iterations", 5},
-        {"timeout_s", 300},
-        {"batch", request.batch},
-        {"design", "auto"},
-        {"workers", 4},
-        {"blocks", 4},
-        {"block_samples", 2},
-        {"budget_s", 0}}},
-      {"experiments", experiments}};
-  return suite::parse(s.dump(2), "run --model " + request.path);
+  return made(request, "model-" + stem(request),
+              fmt::format("Every catalog knob that can run on the CPU, on {}, with an A/A and a "
+                          "+3 % control: made by tunebench for the model",
+                          described(request, model)),
+              experiments, 0);
+}
+
+suite::Suite ladder_step_suite(const ModelRequest& request, const std::string& knob,
+                               const json& config, double budget_s) {
+  const json model = model_fields(request);
+  json x = experiment(knob, model);
+  x["settings"] = config;
+  x["name"] = fmt::format("tune.add-{}", knob);
+  return made(request, "tune-step-" + stem(request),
+              fmt::format("tunebench tune: {} added to {} on {}", knob,
+                          config.empty() ? std::string("the defaults") : config.dump(),
+                          described(request, model)),
+              json::array({x}), budget_s);
+}
+
+suite::Suite final_suite(const ModelRequest& request, const json& config, const json& single,
+                         double budget_s) {
+  const json model = model_fields(request);
+  // The experiment's knob names the comparison's first change; its arms are the configurations.
+  json vs_default = experiment(config.begin().key(), model);
+  vs_default["name"] = "tuned.vs-default";
+  vs_default["arms"] = {{"off", json::object()}, {"on", config}};
+  json experiments = json::array({vs_default});
+  if (single != config) {
+    json vs_single = experiment(single.begin().key(), model);
+    vs_single["name"] = "tuned.vs-best-single";
+    vs_single["arms"] = {{"off", single}, {"on", config}};
+    experiments.push_back(vs_single);
+  }
+  return made(request, "tune-final-" + stem(request),
+              fmt::format("tunebench tune: {} against the defaults{} on {}", config.dump(),
+                          single != config ? " and against " + single.dump() + " alone" : "",
+                          described(request, model)),
+              experiments, budget_s);
 }
 
 }  // namespace tunebench::plan

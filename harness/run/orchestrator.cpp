@@ -44,8 +44,6 @@ namespace tunebench::orchestrator {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
 std::string new_uuid() {
   std::random_device rd;
   std::mt19937_64 gen((uint64_t(rd()) << 32) ^ rd() ^
@@ -57,6 +55,8 @@ std::string new_uuid() {
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
          "-" + h.substr(20);
 }
+
+namespace {
 
 std::string duration(double s) {
   if (s < 60) return fmt::format("{:.0f}s", s);
@@ -1070,10 +1070,14 @@ int run(const RunOptions& given) {
   plan::Plan plan;
   std::vector<TrialSpec> trials;
   plan::ModelOffers offers;
-  const bool from_model = !options.model.path.empty();
-  const std::string source = from_model ? "--model " + options.model.path : options.suite_path;
+  const bool from_model = !options.model.path.empty() || !options.model.builtin.empty();
+  const std::string source = options.suite ? options.suite->path
+                             : from_model  ? "--model " + options.model.name()
+                                           : options.suite_path;
   try {
-    suite = from_model ? plan::model_suite(options.model) : suite::load(options.suite_path);
+    suite = options.suite ? *options.suite
+            : from_model  ? plan::model_suite(options.model)
+                          : suite::load(options.suite_path);
     offers = read_file_models(suite);
     plan = plan::make(suite, caps, offers);
     trials = plan::trials(plan, options.filter);
@@ -1112,7 +1116,7 @@ int run(const RunOptions& given) {
   }
 
   RunRecord run;
-  run.uuid = new_uuid();
+  run.uuid = options.uuid.empty() ? new_uuid() : options.uuid;
   run.suite_name = suite.name;
   run.suite_hash = suite.hash;
   json not_applicable = json::array();

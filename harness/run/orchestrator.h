@@ -13,6 +13,7 @@
 
 #include "knobs/knob.h"
 #include "plan/model_suite.h"
+#include "plan/suite.h"
 #include "run/slurm.h"
 
 namespace tunebench::orchestrator {
@@ -44,8 +45,15 @@ struct RunOptions {
   // `run --model FILE`: the suite is made from the model (plan/model_suite.h), not read.
   plan::ModelRequest model;
   bool dry_run = false;  // print the plan and stop: nothing is run or written
+  // A suite made by the caller (`tunebench tune`'s stages, run/tune.h), run instead of
+  // suite_path's or the model's; and the uuid the run is stored under (empty: a new one).
+  std::optional<suite::Suite> suite;
+  std::string uuid;
   std::optional<slurm::Allocation> allocation;  // set by run() when ranks_over_srun
 };
+
+// A random (version 4) uuid, as runs are stored under.
+std::string new_uuid();
 
 // Exit codes: 0 every trial ok; 1 the run completed with failed or invalid trials, was
 // interrupted, or could not write; 2 bad input (suite, filter, database refused, unknown run to

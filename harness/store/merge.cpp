@@ -273,6 +273,16 @@ Database::MergeResult Database::merge_from(const std::string& other_path) {
       internal::MergeSource from(*db_, other_path, std::move(other), version);
       while (from.runs.executeStep()) merge_run(from, result);
       if (version >= 2) copy_floors_and_findings(*db_, *from.other, version, result.imported);
+      if (version >= 8) {
+        // Recommendations absent here (their runs come as runs do).
+        SQLite::Statement rows(*from.other,
+                               "SELECT uuid, created_at, model, recommendation FROM tunings "
+                               "ORDER BY rowid");
+        SQLite::Statement insert(*db_,
+                                 "INSERT OR IGNORE INTO tunings (uuid, created_at, model, "
+                                 "recommendation) VALUES (?, ?, ?, ?)");
+        copy_rows(rows, insert);
+      }
     }
     result.hosts_added =
         static_cast<int>(query_int(*db_, "SELECT COUNT(*) FROM hosts")) - hosts_before;

@@ -235,6 +235,17 @@ constexpr const char* kSchemaV7 = R"sql(
 ALTER TABLE runs ADD COLUMN orchestrator TEXT;  -- JSON: hostname, boot_id, pid_namespace, pid, start_ticks
 )sql";
 
+// Schema version 8: what `tunebench tune` recommends for a model on a host, with the ladder
+// and the runs behind it (their trials and effects are the runs' own rows).
+constexpr const char* kSchemaV8 = R"sql(
+CREATE TABLE tunings (
+  uuid           TEXT PRIMARY KEY,
+  created_at     TEXT NOT NULL,
+  model          TEXT NOT NULL,  -- the model as the command named it
+  recommendation TEXT NOT NULL   -- JSON: settings, effects with intervals, ladder, runs, how to apply
+);
+)sql";
+
 }  // namespace
 
 std::string migration(int from) {
@@ -254,6 +265,8 @@ std::string migration(int from) {
       return std::string(kSchemaV6) + trials_add_columns_sql(columns, 6);
     case 6:
       return std::string(kSchemaV7) + trials_add_columns_sql(columns, 7);
+    case 7:
+      return std::string(kSchemaV8) + trials_add_columns_sql(columns, 8);
     default:
       throw StorageError("no migration from schema version " + std::to_string(from));
   }

@@ -31,7 +31,7 @@ struct MergeSource;  // merge.cpp
 
 // The schema this build writes and the newest it reads. Bump it together with a new step in
 // schema.cpp's migration() and a note in results/README.md.
-constexpr int kSchemaVersion = 7;
+constexpr int kSchemaVersion = 8;
 
 // Anything the database refused. sqlite_code() is SQLite's primary result code (e.g. 19,
 // SQLITE_CONSTRAINT) where the error came from SQLite, 0 where it did not.
@@ -202,6 +202,15 @@ class Database {
   using EffectsWriter = void (*)(Database& db, const std::string& run_uuid);
   static void set_effects_writer(EffectsWriter writer);
 
+  // What `tunebench tune` recommended (schema version 8): the configuration measured as a whole,
+  // its ladder and the runs that measured it, as one JSON document (run/tune.h says its fields).
+  struct Tuning {
+    std::string uuid, created_at, model;
+    nlohmann::json recommendation;
+  };
+  void store_tuning(const Tuning& tuning);
+  std::vector<Tuning> tunings() const;  // oldest first
+
   // Imports the runs of another tunebench database (another machine's) into this one, in one
   // transaction: a run whose uuid is not here comes whole; a run here that did not finish
   // (interrupted or failed) gains the trials (and samples) it lacks, and the other file's status,
@@ -210,9 +219,9 @@ class Database {
   // never changed (importing twice stores once). Runs still "running" there are skipped unless
   // this machine can tell their orchestrator is gone (core/liveness.h; those are imported as
   // "interrupted" and listed in `interrupted` too), hosts and software keep their fingerprints
-  // (so different machines stay distinct), noise floors absent here and the findings of
-  // imported runs come along, and imported runs get their effects. A run of the other file with a
-  // row whose JSON does not parse is not imported (listed in `damaged` with what is wrong); the
+  // (so different machines stay distinct), noise floors and tunings absent here and the findings
+  // of imported runs come along, and imported runs get their effects. A run of the other file with
+  // a row whose JSON does not parse is not imported (listed in `damaged` with what is wrong); the
   // others are. The other file is opened to read only (internal::open_for_reading) and never
   // modified; a newer schema, a file that is not SQLite or not tunebench's, or this same file →
   // StorageError, nothing imported.

@@ -1,0 +1,373 @@
+#include "run/tune.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "knobs/apply.h"
+#include "knobs/knobs.h"
+#include "run/host.h"
+#include "store/storage.h"
+
+namespace tunebench::orchestrator {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The time effect "on vs off" of experiment `name` in a run's report; nullptr when it has none.
+const stats::Effect* time_effect(const analysis::RunReport& report, const std::string& name) {
+  for (const auto& x : report.experiments) {
+    if (x.name != name) continue;
+    for (const auto& e : x.effects) {
+      if (e.metric == "time" && e.compared == "on vs off") return &e.effect;
+    }
+  }
+  return nullptr;
+}
+
+// An effect as stored in the recommendation: the figures and the words show prints.
+json effect_json(const stats::Effect& e) {
+  auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  return {{"ratio", number(e.ratio)},
+          {"lo", number(e.lo)},
+          {"hi", number(e.hi)},
+          {"verdict", stats::to_string(e.verdict)},
+          {"text", stats::format_effect(e)}};
+}
+
+// "amp=true, omp_threads=2", or "the defaults".
+std::string said(const json& settings) {
+  std::string out;
+  for (const auto& [id, value] : settings.items()) {
+    out += fmt::format("{}{}={}", out.empty() ? "" : ", ", id,
+                       value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return out.empty() ? "the defaults" : out;
+}
+
+// The settings with host-dependent values resolved for this host (omp_threads "all" → 2).
+json resolved(const json& settings, const knobs::HostCaps& caps) {
+  json out = json::object();
+  for (const auto& [id, value] : settings.items()) {
+    const knobs::Knob* k = knobs::find(id);
+    out[id] = k != nullptr ? knobs::resolve(*k, value, caps) : value;
+  }
+  return out;
+}
+
+class Tuner {
+ public:
+  explicit Tuner(const TuneOptions& options)
+      : options_(options), uuid_(new_uuid()), started_(Clock::now()) {}
+
+  int operator()();
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
+  void say(const std::string& line) const {
+    if (!options_.run.quiet) std::cerr << "tune: " << line << "\n";
+  }
+  // Runs one stage; its report, or nullopt (said) when the stage did not give one to go on from.
+  std::optional<analysis::RunReport> stage(const std::string& what, RunOptions run, double budget_s,
+                                           int* exit_code);
+  int screen();
+  int ladder();
+  int measure_final();
+  int recommend();
+
+  TuneOptions options_;
+  std::string uuid_;
+  Clock::time_point started_;
+  knobs::HostCaps caps_;
+  json runs_ = json::array();
+  std::vector<Candidate> candidates_;
+  json screened_ = json::array(), controls_ = json::array(), steps_ = json::array();
+  json left_out_ = json::array();  // helping knobs of several processes (helping_knobs)
+  json config_ = json::object(), single_ = json::object();
+  std::vector<stats::Effect> kept_effects_;
+  json vs_default_, vs_single_;
+};
+
+std::optional<analysis::RunReport> Tuner::stage(const std::string& what, RunOptions run,
+                                                double budget_s, int* exit_code) {
+  run.uuid = new_uuid();
+  run.budget_s = budget_s;
+  run.label = fmt::format("tune {} {}", uuid_, what);
+  *exit_code = orchestrator::run(run);
+  if (*exit_code == 2) return std::nullopt;  // said: bad input, or a storage error
+  runs_.push_back({{"stage", what}, {"run", run.uuid}});
+  try {
+    const storage::Database db(run.db_path, storage::Database::Access::kRead);
+    analysis::RunReport report = analysis::analyze(db, run.uuid);
+    if (report.state.status == "interrupted") {
+      std::cerr << fmt::format(
+          "tunebench: tune {} stopped at its {} (run {} interrupted); the runs so far are "
+          "stored, and no recommendation\n",
+          uuid_, what, run.uuid);
+      *exit_code = 1;
+      return std::nullopt;
+    }
+    return report;
+  } catch (const std::exception& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    *exit_code = 1;
+    return std::nullopt;
+  }
+}
+
+int Tuner::screen() {
+  suite::Suite suite;
+  try {
+    suite = plan::model_suite(options_.run.model);
+  } catch (const suite::SuiteError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\nNothing was run or written.\n";
+    return 2;
+  }
+  // About half the budget, shared by the knobs' experiments; the controls keep their own.
+  const double budget = options_.budget_s / 2;
+  const double each = std::max(10.0, budget / double(suite.experiments.size()));
+  for (auto& x : suite.experiments) {
+    if (!x.aa && x.slowdown == 0) x.budget_s = each;
+  }
+  say(fmt::format("1/3 screening every knob on {} ({} s of sampling on each, {:.0f} s in all)",
+                  options_.run.model.name(), int(each), budget));
+  RunOptions run = options_.run;
+  run.suite = suite;
+  int code = 0;
+  const auto report = stage("screen", run, budget, &code);
+  if (!report) return code;
+  for (const auto& x : report->experiments) {
+    const stats::Effect* e = time_effect(*report, x.name);
+    if (e == nullptr) continue;
+    const bool control = x.slowdown > 0 || x.name.rfind("aa.", 0) == 0;
+    json row = effect_json(*e);
+    row["experiment"] = x.name;
+    (control ? controls_ : screened_).push_back(row);
+    if (control) say(fmt::format("   control {}: {}", x.name, stats::format_effect(*e)));
+  }
+  candidates_ = helping_knobs(*report);
+  for (const auto& x : report->experiments) {
+    const knobs::Knob* k = knobs::find(x.knob);
+    const stats::Effect* e = time_effect(*report, x.name);
+    if (k == nullptr || e == nullptr || e->verdict != stats::Verdict::helps ||
+        knobs::several_processes(json{{k->id, k->on}}).empty()) {
+      continue;
+    }
+    left_out_.push_back({{"knob", k->id}, {"text", stats::format_effect(*e)}});
+    say(
+        fmt::format("   {} {}: several processes' summed throughput, a way to deploy the model "
+                    "rather than a setting of one process: left out of the configuration",
+                    k->id, stats::format_effect(*e)));
+  }
+  std::string helping;
+  for (const auto& c : candidates_) {
+    helping +=
+        fmt::format("{}{} {}", helping.empty() ? "" : ", ", c.knob, stats::format_effect(c.effect));
+  }
+  say(fmt::format("   {} of {} knobs help alone{}{}", candidates_.size(), screened_.size(),
+                  helping.empty() ? "" : ": ", helping));
+  return 0;
+}
+
+int Tuner::ladder() {
+  if (candidates_.empty()) return 0;
+  // The best knob alone, as screened: the first step and the single knob to beat.
+  const Candidate& first = candidates_.front();
+  config_[first.knob] = first.value;
+  single_ = config_;
+  kept_effects_.push_back(first.effect);
+  json first_step = effect_json(first.effect);
+  first_step.update({{"knob", first.knob},
+                     {"value", first.value},
+                     {"kept", true},
+                     {"against", "the defaults"},
+                     {"why", "the best knob alone (screen)"},
+                     {"cumulative", effect_json(stats::chained(kept_effects_))}});
+  steps_.push_back(first_step);
+  const size_t rest = candidates_.size() - 1;
+  if (rest == 0) return 0;
+  const double budget = std::max(0.0, options_.budget_s - elapsed()) * 0.6;
+  const double each = std::max(10.0, budget / double(rest));
+  for (size_t i = 1; i < candidates_.size(); ++i) {
+    const Candidate& c = candidates_[i];
+    say(fmt::format("2/3 step {} of {}: {} added to {} ({:.0f} s of sampling on)", i + 1,
+                    candidates_.size(), c.knob, said(config_), each));
+    json step = {{"knob", c.knob}, {"value", c.value}, {"against", said(config_)}};
+    suite::Suite suite;
+    try {
+      suite = plan::ladder_step_suite(options_.run.model, c.knob, config_, each);
+    } catch (const suite::SuiteError& e) {
+      // Not a combination a suite may hold (one arm's settings exclude another's).
+      step.update({{"kept", false}, {"why", fmt::format("cannot be combined: {}", e.what())}});
+      say("   dropped: " + step["why"].get<std::string>());
+      steps_.push_back(step);
+      continue;
+    }
+    RunOptions run = options_.run;
+    run.suite = suite;
+    run.model = {};
+    run.quiet = true;
+    int code = 0;
+    const auto report = stage(fmt::format("step {}", i + 1), run, each, &code);
+    if (!report) return code == 2 ? 1 : code;
+    const stats::Effect* e = time_effect(*report, "tune.add-" + c.knob);
+    const bool applies = report->not_applicable.empty();
+    if (e == nullptr || !applies) {
+      step.update({{"kept", false},
+                   {"why", applies ? "no effect could be computed (its trials failed)"
+                                   : "not applicable with the others: " +
+                                         report->not_applicable[0]["reason"].get<std::string>()}});
+      say("   dropped: " + step["why"].get<std::string>());
+      steps_.push_back(step);
+      continue;
+    }
+    step.update(effect_json(*e));
+    const bool helps = e->verdict == stats::Verdict::helps;
+    step["kept"] = helps;
+    if (helps) {
+      config_[c.knob] = c.value;
+      kept_effects_.push_back(*e);
+      step["why"] = "helps on top of the configuration so far";
+      step["cumulative"] = effect_json(stats::chained(kept_effects_));
+    } else {
+      step["why"] = fmt::format("helped alone ({}), not on top of {}",
+                                stats::format_effect(c.effect), said(config_));
+    }
+    say(fmt::format("   {} {}: {}", helps ? "kept" : "dropped", c.knob, stats::format_effect(*e)));
+    steps_.push_back(step);
+  }
+  return 0;
+}
+
+int Tuner::measure_final() {
+  if (config_.empty()) return 0;
+  const double budget = std::max(20.0, options_.budget_s - elapsed());
+  say(fmt::format("3/3 {} against the defaults{} ({:.0f} s of sampling on)", said(config_),
+                  single_ != config_ ? " and against " + said(single_) + " alone" : "", budget));
+  suite::Suite suite;
+  try {
+    suite = plan::final_suite(options_.run.model, config_, single_, budget / 2);
+  } catch (const suite::SuiteError& e) {
+    std::cerr << "tunebench: error: the final configuration: " << e.what() << "\n";
+    return 1;
+  }
+  RunOptions run = options_.run;
+  run.suite = suite;
+  run.model = {};
+  run.quiet = true;
+  int code = 0;
+  const auto report = stage("final", run, budget, &code);
+  if (!report) return code == 2 ? 1 : code;
+  auto comparison = [&](const std::string& name) {
+    json out = json::object();
+    for (const auto& x : report->experiments) {
+      if (x.name != name) continue;
+      for (const auto& e : x.effects) {
+        if (e.compared == "on vs off") out[e.metric] = effect_json(e.effect);
+      }
+    }
+    return out;
+  };
+  vs_default_ = comparison("tuned.vs-default");
+  if (single_ != config_) vs_single_ = comparison("tuned.vs-best-single");
+  return vs_default_.contains("time") ? 0 : 1;
+}
+
+int Tuner::recommend() {
+  const json settings = resolved(config_, caps_);
+  const knobs::Written written = knobs::how_to_apply(settings);
+  const plan::ModelRequest& m = options_.run.model;
+  json r = {
+      {"model", m.name()},
+      {"mode", to_string(m.mode)},
+      {"batch", m.batch},
+      {"settings", config_},
+      {"resolved", settings},
+      {"best_single", single_},
+      {"screen", screened_},
+      {"controls", controls_},
+      {"left_out", left_out_},
+      {"ladder", steps_},
+      {"vs_default", vs_default_.is_null() ? json::object() : vs_default_},
+      {"vs_best_single", vs_single_.is_null() ? json::object() : vs_single_},
+      {"apply", {{"launch", written.launch}, {"python", written.python}, {"cpp", written.cpp}}},
+      {"runs", runs_},
+      {"budget_s", options_.budget_s},
+      {"seconds", elapsed()}};
+  std::cout << fmt::format("tune {}: {}, {}, batch {}\n", uuid_, m.name(), to_string(m.mode),
+                           m.batch);
+  std::cout << "ladder (each step against the configuration before it; cumulative: the product "
+               "of the kept steps)\n";
+  int n = 0;
+  for (const auto& s : steps_) {
+    std::cout << fmt::format(
+        "  {}. {:<16} {:<40} {}{}\n", ++n, s["knob"].get<std::string>(),
+        s.value("text", std::string("-")), s["kept"].get<bool>() ? "kept" : "dropped: ",
+        s["kept"].get<bool>() ? "  cumulative " + s["cumulative"]["text"].get<std::string>()
+                              : s["why"].get<std::string>());
+  }
+  if (config_.empty()) {
+    std::cout << "recommended: keep the defaults: no knob helped alone on this host\n";
+  } else {
+    std::cout << "recommended: " << said(settings) << "\n";
+    for (const auto& [metric, e] : vs_default_.items()) {
+      std::cout << fmt::format("  {} against the defaults: {}\n", metric,
+                               e["text"].get<std::string>());
+    }
+    for (const auto& [metric, e] : r["vs_best_single"].items()) {
+      std::cout << fmt::format("  {} against {} alone: {}\n", metric, said(single_),
+                               e["text"].get<std::string>());
+    }
+    std::cout << "how to apply it:\n";
+    if (!written.launch.empty()) std::cout << "  launch: " << written.launch << "\n";
+    for (const auto& line : written.python) std::cout << "  Python: " << line << "\n";
+    for (const auto& line : written.cpp) std::cout << "  C++:    " << line << "\n";
+  }
+  try {
+    storage::Database db(options_.run.db_path);
+    db.store_tuning({uuid_, now_iso8601(), m.name(), r});
+  } catch (const storage::StorageError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return 1;
+  }
+  std::cout << fmt::format("stored as tuning {} in {} ({:.0f} s, {} runs)\n", uuid_,
+                           options_.run.db_path, elapsed(), runs_.size());
+  return 0;
+}
+
+int Tuner::operator()() {
+  caps_ = host::capabilities();
+  if (int code = screen(); code != 0) return code;
+  if (int code = ladder(); code != 0) return code;
+  if (int code = measure_final(); code != 0) return code;
+  return recommend();
+}
+
+}  // namespace
+
+std::vector<Candidate> helping_knobs(const analysis::RunReport& screen) {
+  std::vector<Candidate> out;
+  for (const auto& x : screen.experiments) {
+    const knobs::Knob* k = knobs::find(x.knob);
+    if (k == nullptr || x.slowdown > 0 || x.name.rfind("aa.", 0) == 0) continue;
+    const stats::Effect* e = time_effect(screen, x.name);
+    if (e == nullptr || e->verdict != stats::Verdict::helps) continue;
+    // A knob that runs the step in several processes (instances, ranks) is measured as their
+    // summed throughput: a way to deploy the model, not a setting of one process to combine.
+    if (!knobs::several_processes(json{{k->id, k->on}}).empty()) continue;
+    out.push_back({k->id, k->on, *e});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+    return a.effect.ratio < b.effect.ratio;
+  });
+  return out;
+}
+
+int tune(const TuneOptions& options) { return Tuner(options)(); }
+
+}  // namespace tunebench::orchestrator

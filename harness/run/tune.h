@@ -1,0 +1,47 @@
+// `tunebench tune`: what to set for one model on this host, measured as a whole.
+//   1. screen: every catalog knob that can run on the CPU, on the model, paired where it can
+//      (the suite of `run --model`, plan/model_suite.h, with its A/A and +3 % controls), each
+//      experiment sampling on towards ±2 % within its share of the budget;
+//   2. ladder: the knobs that helped (the interval below 1), best first; the first is taken as
+//      screened, each next one is measured as a paired experiment against the configuration so
+//      far and kept only where it still helps there (a knob that helps alone but not with the
+//      others is dropped, with its figure);
+//   3. final: the configuration against the defaults and against the best single knob alone.
+// Each stage is a run of its own in the database (label "tune UUID …"); the recommendation
+// (settings, the effects with their intervals, the ladder with its cumulative figure, how to
+// apply it, the runs) is printed and stored (storage::Database::store_tuning).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.h"
+#include "run/orchestrator.h"
+
+namespace tunebench::orchestrator {
+
+struct TuneOptions {
+  RunOptions run;  // its model (a file or a built-in), db_path, label, quiet, command_line
+  // Seconds for the whole of it: each stage samples on within its share (about half for the
+  // screen, then 60 % of what is left for the ladder, the rest for the final measurement). The
+  // planned workers of each stage run whatever the budget.
+  double budget_s = 900;
+};
+
+// Exit codes: 0 a recommendation was stored (possibly "keep the defaults"); 1 a stage failed or
+// was interrupted (the runs so far are kept); 2 bad input (nothing run or written).
+int tune(const TuneOptions& options);
+
+// A knob the screen found helping: its id, the value tried and its time effect.
+struct Candidate {
+  std::string knob;
+  nlohmann::json value;
+  stats::Effect effect;
+};
+// The screen's helping knobs, best (lowest ratio) first: catalog knobs whose "on vs off" time
+// effect helps; the controls (A/A, positive) are not candidates, nor knobs that run the step in
+// several processes (multi_instance: summed throughput, a deployment rather than a setting).
+std::vector<Candidate> helping_knobs(const analysis::RunReport& screen);
+
+}  // namespace tunebench::orchestrator
