@@ -87,4 +87,17 @@ fi
 ln -sfn "$venv" .venv
 touch "$venv/.last-used"   # ci/prune-cache.sh removes environments unused for two weeks
 bash ci/prune-cache.sh --keep "$venv" | sed 's/^/[setup] /' || true
+
+# The example models of the quick start (models/examples/make_examples.py): built from code with
+# a fixed seed in this environment, never downloaded; made again when the script or the
+# environment changes.
+examples=build/examples
+stamp="$examples/.made-$key-$(sha256sum models/examples/make_examples.py | cut -c1-16)"
+if [[ ! -f "$stamp" ]]; then
+  rm -rf "$examples"
+  .venv/bin/python models/examples/make_examples.py "$examples" | sed 's/^/[setup] /'
+  touch "$stamp"
+else
+  log "example models: $examples"
+fi
 log "done: .venv -> $venv"

@@ -1,6 +1,6 @@
 # A model from a file (models/torchscript.h) through `run --model`: the plan asked of the model
 # (a 2-D convolution found, built-in-only knobs not applicable with the reason), a short run of
-# two knobs end to end, and each bad input with its one message, exit 2 and nothing written.
+# two knobs end to end, the example models of the quick start, and each bad input with its one message, exit 2 and nothing written.
 # cmake -DTUNEBENCH=<binary> -DSOURCE=<source dir> -DWORK=<scratch dir> -P cli_file_model.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake)
 file(REMOVE_RECURSE ${WORK})
@@ -54,4 +54,21 @@ endforeach()
 if(EXISTS ${WORK}/bad.sqlite)
   message(FATAL_ERROR "a bad model input wrote a database")
 endif()
+
+# The quick start's example models (made by ci/setup.sh): each loads in this build and runs.
+foreach(example "convnet.pt|3x64x64:float32|no_grad|channels_last"
+                "transformer.pt|64:int64:1000|no_grad|amp")
+  string(REPLACE "|" ";" parts "${example}")
+  list(GET parts 0 file)
+  list(GET parts 1 input)
+  list(GET parts 2 first)
+  list(GET parts 3 second)
+  set(path ${SOURCE}/build/examples/${file})
+  if(NOT EXISTS ${path})
+    message(FATAL_ERROR "${path} is missing: ci/setup.sh makes the example models")
+  endif()
+  run_tb(0 out run --model ${path} --input ${input} --batch 2 --db ${WORK}/examples.sqlite
+         --filter "^(${first}|${second})[.]")
+  expect("completed: 16 trials, 0 failed, 0 invalid" "${out}" "the example ${file}")
+endforeach()
 file(REMOVE_RECURSE ${WORK})

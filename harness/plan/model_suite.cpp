@@ -116,11 +116,20 @@ std::string ModelRequest::name() const {
 suite::Suite model_suite(const ModelRequest& request) {
   const json model = model_fields(request);
   json experiments = json::array();
+  std::string left_out;
   for (const auto& k : knobs::catalog()) {
     // compile in training is a suite of its own (the Python worker); a file model has no twin
     // for it either way, and in inference the plan says so.
     if (k.needs == knobs::Needs::twin && request.mode == Mode::train) continue;
-    if (tried_on_the_cpu(k)) experiments.push_back(experiment(k.id, model));
+    if (!tried_on_the_cpu(k)) continue;
+    // An arm this batch cannot be (grad_accum's micro-batches of a batch of 2) is left out and
+    // said in the description, rather than refusing the whole suite.
+    if (const std::string why = knobs::arm_error(json{{k.id, k.on}}, request.mode, request.batch);
+        !why.empty()) {
+      left_out += fmt::format("; left out: {}", why);
+      continue;
+    }
+    experiments.push_back(experiment(k.id, model));
   }
   // The controls: an A/A (both arms alike: the noise floor) and a +3 % slowdown the run must
   // detect, each sampling on towards ±2 % for up to 30 s.
@@ -133,8 +142,8 @@ suite::Suite model_suite(const ModelRequest& request) {
   experiments.push_back(slow);
   return made(request, "model-" + stem(request),
               fmt::format("Every catalog knob that can run on the CPU, on {}, with an A/A and a "
-                          "+3 % control: made by tunebench for the model",
-                          described(request, model)),
+                          "+3 % control: made by tunebench for the model{}",
+                          described(request, model), left_out),
               experiments, 0);
 }
 
