@@ -58,7 +58,10 @@ matplotlib.rcParams["text.parse_math"] = False
 matplotlib.rcParams["font.size"] = 10
 matplotlib.rcParams["axes.titlesize"] = 11
 
-SCHEMA_VERSION = 5  # the results schema this script reads (results/README.md)
+# The results schema this script reads (results/README.md): up to version 8's tunings. What
+# versions 6 and 7 added (reference times, a run's orchestrator) is not drawn; a newer file is
+# drawn from what it shares with this one, with a warning.
+SCHEMA_VERSION = 8
 TUNEBENCH_TABLES = ("hosts", "software", "runs", "trials", "samples")
 
 
@@ -1230,6 +1233,115 @@ def plot_thread_sweep(points: list[ThreadPoint]) -> bytes | None:
 
 
 @dataclass
+class Tuning:
+    """The newest recommendation of `tunebench tune` (the tunings table), as tunebench stored it."""
+    uuid: str
+    created_at: str
+    model: str
+    recommendation: dict
+
+
+def load_tuning(con: sqlite3.Connection) -> Tuning | None:
+    if "tunings" not in {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
+        return None
+    row = con.execute("SELECT uuid, created_at, model, recommendation FROM tunings "
+                      "ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
+    if row is None:
+        return None
+    return Tuning(row[0], row[1], row[2], _json_object(row[3]))
+
+
+def ladder_rows(t: Tuning) -> list[dict]:
+    """One row per step of the ladder, then the configuration against the defaults (final run)."""
+    rows = []
+    for i, step in enumerate(t.recommendation.get("ladder", [])):
+        kept = bool(step.get("kept"))
+        rows.append({"label": f"{i + 1}. + {step.get('knob', '?')}",
+                     "sub": (f"against {step.get('against', '?')}: kept" if kept
+                             else f"dropped: {step.get('why', '')}"),
+                     "effect": step, "cumulative": step.get("cumulative") if kept else None})
+    final = (t.recommendation.get("vs_default") or {}).get("time")
+    if final:
+        rows.append({"label": "configuration vs defaults", "sub": "measured as a whole (final run)",
+                     "effect": final, "cumulative": None})
+    return rows
+
+
+def plot_ladder(t: Tuning) -> bytes | None:
+    rows = ladder_rows(t)
+    if not rows:
+        return None
+    n = len(rows)
+    fig = plt.figure(figsize=(12.5, 0.62 * n + 1.3))
+    top, bottom = 1 - 0.8 / (0.62 * n + 1.3), 0.45 / (0.62 * n + 1.3)
+    label = fig.add_axes([0.005, bottom, 0.3, top - bottom])
+    ax = fig.add_axes([0.33, bottom, 0.42, top - bottom])
+    text = fig.add_axes([0.77, bottom, 0.225, top - bottom])
+    for a in (label, ax, text):
+        a.set_ylim(n - 0.5, -0.5)
+    for a in (label, text):
+        a.axis("off")
+        a.set_xlim(0, 1)
+    values = [number(v) for r in rows for e in (r["effect"], r["cumulative"]) if e
+              for v in (e.get("ratio"), e.get("lo"), e.get("hi"))]
+    lo, hi = ratio_limits(values)
+    style_ratio_axis(ax, lo, hi, "faster", "slower", "time per iteration: each step on ÷ off (diamond), "
+                     "cumulative (circle), 95 % intervals")
+    for i, r in enumerate(rows):
+        if i % 2:
+            for a in (label, ax, text):
+                a.axhspan(i - 0.5, i + 0.5, color="#f0f0f0", zorder=0, lw=0)
+        label.text(0.0, i - 0.1, short(r["label"], 40), fontsize=9.5, fontweight="bold", va="center")
+        label.text(0.0, i + 0.24, short(r["sub"], 58), fontsize=8.5, color="#555555", va="center")
+        e = r["effect"]
+        draw_interval(ax, i, number(e.get("ratio")), number(e.get("lo")), number(e.get("hi")),
+                      e.get("verdict", ""))
+        c = r["cumulative"]
+        if c and math.isfinite(number(c.get("ratio"))):
+            ax.plot([number(c.get("lo")), number(c.get("hi"))], [i + 0.3, i + 0.3], color="#333333", lw=1.2)
+            ax.plot([number(c.get("ratio"))], [i + 0.3], marker="o", ms=6, color="#333333")
+        text.text(0.0, i - 0.1, short(e.get("text", ""), 40), fontsize=8.5, va="center")
+        if c:
+            text.text(0.0, i + 0.24, short("cumulative " + c.get("text", ""), 44), fontsize=8.5,
+                      color="#555555", va="center")
+    ax.set_yticks([])
+    fig.text(0.005, 0.995, f"The ladder of {short(t.model, 60)}: each knob added to the configuration before it",
+             fontsize=10, va="top", ha="left", color="#333333")
+    return png_bytes(fig)
+
+
+def tuning_html(t: Tuning, png: bytes | None) -> str:
+    r = t.recommendation
+    settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in (r.get("resolved") or {}).items()) or "the defaults"
+    parts = [f'<p class="meta">Recommendation {esc(t.uuid[:8])} of {esc(t.created_at)} for '
+             f"<b>{esc(t.model)}</b> ({esc(r.get('mode', '?'))}, batch {esc(r.get('batch', '?'))}): "
+             f"<b>{esc(settings)}</b></p>"]
+    final = r.get("vs_default") or {}
+    single = r.get("vs_best_single") or {}
+    lines = [f"{esc(metric)} against the defaults: {esc(e.get('text', ''))}" for metric, e in final.items()]
+    lines += [f"{esc(metric)} against the best knob alone: {esc(e.get('text', ''))}" for metric, e in single.items()]
+    if lines:
+        parts.append('<div class="glance">' + "".join(f"<div>{line}</div>" for line in lines) + "</div>")
+    parts.append(image_html(png, "the ladder: each knob added in turn, with the cumulative speed-up"))
+    rows = "".join(
+        f"<tr><td>{i + 1}</td><td>{esc(s.get('knob', ''))}</td><td>{esc(s.get('against', ''))}</td>"
+        f"<td class=\"num\">{esc(s.get('text', '-'))}</td>"
+        f"<td>{'kept' if s.get('kept') else 'dropped: ' + esc(s.get('why', ''))}</td>"
+        f"<td class=\"num\">{esc((s.get('cumulative') or {}).get('text', '')) if s.get('kept') else ''}</td></tr>"
+        for i, s in enumerate(r.get("ladder", [])))
+    if rows:
+        parts.append("<table><tr><th>step</th><th>knob</th><th>measured against</th><th>effect [95 %]</th>"
+                     "<th>fate</th><th>cumulative (product of kept steps)</th></tr>" + rows + "</table>")
+    apply = r.get("apply") or {}
+    code = [("launch", apply.get("launch"))] if apply.get("launch") else []
+    code += [("Python", line) for line in apply.get("python", [])] + [("C++", line) for line in apply.get("cpp", [])]
+    if code:
+        parts.append("<h3>How to apply it</h3><table>" + "".join(
+            f"<tr><th>{esc(k)}</th><td><code>{esc(v)}</code></td></tr>" for k, v in code) + "</table>")
+    return "".join(parts)
+
+
+@dataclass
 class Report:
     db_path: str
     generated_at: str
@@ -1244,6 +1356,7 @@ class Report:
     hosts_compared: HostComparison | None = None  # tunebench's comparison; None: not handed over
     threads: list = field(default_factory=list)
     controls: list = field(default_factory=list)  # of ControlResult, oldest run first
+    tuning: Tuning | None = None  # the newest recommendation of `tunebench tune`
     warnings: list = field(default_factory=list)  # things that make results less trustworthy
     missing: dict = field(default_factory=dict)  # section -> [what is missing and why]
 
@@ -1252,13 +1365,19 @@ class Report:
 
 
 SECTIONS = {"run": "Run", "claims": "Claims vs measured", "factorial": "Factorial experiments",
-            "trends": "Trends", "hosts": "Hosts side by side", "check": "Regression check"}
+            "trends": "Trends", "hosts": "Hosts side by side", "check": "Regression check",
+            "tune": "Your model: the recommended configuration"}
 
 
 def build_report(db_path: str, con, missing_tables: list, version: int, run_spec: str,
                  host_filter: list | None, hosts_compared: HostComparison | None) -> Report:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     report = Report(db_path, now, hosts_compared=hosts_compared)
+    if not missing_tables:
+        report.tuning = load_tuning(con)
+    if report.tuning is None:
+        report.lack("tune", "No recommendation in this database: `tunebench tune --model FILE --input "
+                            "SHAPE:DTYPE` (or a built-in model) makes one.")
     if missing_tables:
         if run_spec != "latest":
             raise ReportError(f"--run {run_spec!r}: the database has no runs")
@@ -1567,6 +1686,17 @@ def render_html(report: Report, figures: dict) -> str:
         parts.append(check_html(report.check))
     parts.append(notes_html(report, "check"))
 
+    # 6. The newest recommendation of `tunebench tune`
+    parts.append('<h2 id="tune">6. Your model: the recommended configuration</h2>')
+    if report.tuning:
+        parts.append('<p class="meta">tunebench tune screens every knob on the model, adds the ones that '
+                     "help best first, each measured against the configuration so far (kept only where it "
+                     "still helps), then measures the configuration against the defaults. The cumulative "
+                     "figure is the product of the kept steps, its interval from theirs; the final run is "
+                     "the measurement of the whole.</p>")
+        parts.append(tuning_html(report.tuning, figures.get("ladder.png")))
+    parts.append(notes_html(report, "tune"))
+
     if report.details and report.details.not_applicable:
         parts.append("<h2>Not applicable on this host</h2><table><tr><th>experiment</th><th>reason</th></tr>")
         parts.extend(f"<tr><td>{esc(na.get('experiment', '?'))}</td><td>{esc(na.get('reason', ''))}</td></tr>"
@@ -1809,6 +1939,14 @@ def render_markdown(report: Report, html_path: Path) -> str:
     else:
         lines.append("## tunebench report")
         lines.append("")
+    if report.tuning:
+        r = report.tuning.recommendation
+        settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in (r.get("resolved") or {}).items()) or "the defaults"
+        lines.append(f"**Recommended for {md(report.tuning.model)}** ({md(r.get('mode', '?'))}, batch "
+                     f"{md(r.get('batch', '?'))}): {md(settings)}  ")
+        for metric, e in (r.get("vs_default") or {}).items():
+            lines.append(f"{md(metric)} against the defaults: {md(e.get('text', ''))}  ")
+        lines.append("")
     if report.warnings:
         lines.append("**Read with care:**")
         lines.extend(f"- {md(w)}" for w in report.warnings)
@@ -1831,7 +1969,7 @@ def render_markdown(report: Report, html_path: Path) -> str:
 # Command line
 # ============================================================================================
 
-FIGURE_NAMES = ("forest.png", "trends.png", "hosts.png", "threads.png")
+FIGURE_NAMES = ("forest.png", "trends.png", "hosts.png", "threads.png", "ladder.png")
 
 
 def draw_figures(report: Report) -> dict:
@@ -1845,6 +1983,8 @@ def draw_figures(report: Report) -> dict:
         figures["trends.png"] = plot_trends(report.trends)
     figures["hosts.png"] = plot_throughput(report.hosts_compared)
     figures["threads.png"] = plot_thread_sweep(report.threads)
+    if report.tuning:
+        figures["ladder.png"] = plot_ladder(report.tuning)
     return {name: png for name, png in figures.items() if png}
 
 

@@ -334,6 +334,49 @@ class RenderTest(RenderCase):
         self.assertEqual(done.returncode, 2)
         self.assertIn("prices are positive numbers", done.stderr)
 
+    def test_recommendation_section(self):
+        """The newest `tunebench tune` recommendation gets its section: the settings, the effect against
+        the defaults with its interval, the ladder (kept and dropped steps) as a figure and a table, and
+        how to apply it. The row is shaped as tunebench stores it (results/README.md, tunings)."""
+        db = copy_database("one-run.sqlite", self._testMethodName)
+        step = lambda knob, ratio, lo, hi, verdict, kept, **more: {  # noqa: E731
+            "knob": knob, "value": True, "ratio": ratio, "lo": lo, "hi": hi, "verdict": verdict,
+            "text": f"{ratio}x [{lo}, {hi}] {verdict}", "kept": kept, **more}
+        recommendation = {
+            "model": "/models/convnet.pt", "mode": "infer", "batch": 8,
+            "settings": {"amp": True, "no_grad": True}, "resolved": {"amp": True, "no_grad": True},
+            "ladder": [
+                step("amp", 0.62, 0.6, 0.64, "helps", True, against="the defaults",
+                     cumulative={"ratio": 0.62, "lo": 0.6, "hi": 0.64, "text": "0.62x [0.60, 0.64] helps"}),
+                step("channels_last", 1.01, 0.99, 1.03, "no effect beyond ±2%", False, against="amp=true",
+                     why="helped alone (0.90x [0.88, 0.92] helps), not on top of amp=true"),
+                step("no_grad", 0.9, 0.88, 0.92, "helps", True, against="amp=true",
+                     cumulative={"ratio": 0.558, "lo": 0.54, "hi": 0.58, "text": "0.558x [0.540, 0.580] helps"}),
+            ],
+            "vs_default": {"time": {"ratio": 0.56, "lo": 0.55, "hi": 0.57, "verdict": "helps",
+                                    "text": "0.56x [0.55, 0.57] helps"}},
+            "apply": {"launch": "", "python": ["with torch.no_grad():  # around the forward"],
+                      "cpp": ["torch::NoGradGuard no_grad;"]},
+        }
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            con.execute("INSERT INTO tunings VALUES (?, ?, ?, ?)",
+                        ("aaaabbbb-0000-4000-8000-000000000001", "2026-12-05T10:00:00Z", "/models/convnet.pt",
+                         json.dumps(recommendation)))
+            con.commit()
+        out, page, summary = self.render(db)
+        self.assertIn("6. Your model: the recommended configuration", page)
+        self.assertIn("amp=true, no_grad=true", page)
+        self.assertIn("time against the defaults: 0.56x [0.55, 0.57] helps", page)
+        self.assertIn("dropped: helped alone (0.90x [0.88, 0.92] helps), not on top of amp=true", page)
+        self.assertIn("0.558x [0.540, 0.580] helps", page)
+        self.assertIn("torch::NoGradGuard no_grad;", page)
+        self.assertTrue((out / "ladder.png").exists())
+        self.assertIn("Recommended for /models/convnet.pt", summary)
+        self.assertIn("time against the defaults: 0.56x", summary)
+        # Without one the section says how to make one.
+        _, plain, _ = self.render(DATABASES / "one-run.sqlite", name="no-tuning")
+        self.assertIn("No recommendation in this database: `tunebench tune", plain)
+
     def test_schema_without_runs(self):
         out, page, summary = self.render(DATABASES / "schema-only.sqlite")
         self.assertIn("no runs yet", page)

@@ -195,10 +195,10 @@ class Rules final : public KnobRules {
                                     const HostCaps& host, const std::string&) const override {
     const std::string& id = knob.id;
     if (id == "omp_threads" && host.cores < 2) return "this host has 1 core: nothing to sweep";
-    if (id == "numa_bind" && !std::filesystem::exists(kNumactl)) {
+    if (std::error_code ec; id == "numa_bind" && !std::filesystem::exists(kNumactl, ec)) {
       return "numactl is not installed (Debian package numactl)";
     }
-    if (id == "omp_runtime" && !std::filesystem::exists(kLlvmOpenMp)) {
+    if (std::error_code ec; id == "omp_runtime" && !std::filesystem::exists(kLlvmOpenMp, ec)) {
       return "LLVM libomp is not installed (libomp5-14)";
     }
     if (id == "allocator" && !allocator_library("jemalloc")) {
@@ -300,7 +300,8 @@ std::optional<std::string> allocator_library(const std::string& allocator) {
       {"jemalloc_nodecay", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"},
       {"tcmalloc", "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4"}};
   auto it = paths.find(allocator);
-  if (it == paths.end() || !std::filesystem::exists(it->second)) return std::nullopt;
+  std::error_code ec;
+  if (it == paths.end() || !std::filesystem::exists(it->second, ec)) return std::nullopt;
   return it->second;
 }
 

@@ -74,12 +74,16 @@ std::string unavailable_reason() {
   return "LibTorch " + compat::torch_version() +
          " has no AOTInductor package loader (LibTorch 2.6 or later: the pypi build)";
 #else
+  // The error_code forms: a user who cannot reach the build's folders (another account reading
+  // a published database) gets the reason, not an exception.
   const std::string python = build_paths::torch_python();
-  if (python.empty() || !fs::exists(python)) {
+  std::error_code ec;
+  if (python.empty() || !fs::exists(python, ec)) {
     return "no Python beside this LibTorch to export and compile the model's twin (looked for " +
-           (python.empty() ? std::string("the wheel's environment") : python) + ")";
+           (python.empty() ? std::string("the wheel's environment") : python) +
+           (ec ? ": " + ec.message() : std::string()) + ")";
   }
-  if (!fs::exists(script_dir() / "aoti_compile.py")) {
+  if (!fs::exists(script_dir() / "aoti_compile.py", ec)) {
     return "models/python/aoti_compile.py is not in " + build_paths::source_dir();
   }
   return "";
