@@ -332,8 +332,8 @@ TEST(Tune, LadderAndFinalSuitesCarryTheConfigurationInTheirArms) {
   }
 }
 
-// The screen's candidates: helping knobs best first; the controls, knobs that did not help and
-// knobs of several processes are not.
+// The screen's candidates: helping knobs best first; the controls, knobs that did not help,
+// knobs of several processes and knobs whose ON is already every run's default are not.
 TEST(Tune, TheCandidatesAreTheHelpingKnobsBestFirst) {
   analysis::RunReport screen;
   auto experiment = [&](const std::string& name, const std::string& knob, double ratio,
@@ -357,7 +357,18 @@ TEST(Tune, TheCandidatesAreTheHelpingKnobsBestFirst) {
   experiment("multi_instance.m", "multi_instance", 0.50, stats::Verdict::helps);
   experiment("aa.no_grad.m", "no_grad", 0.95, stats::Verdict::helps);
   experiment("slow3.no_grad.m", "positive_control", 0.97, stats::Verdict::helps, 0.03);
-  const auto c = orchestrator::helping_knobs(screen);
+  experiment("omp_threads.m", "omp_threads", 0.60, stats::Verdict::helps);
+  knobs::HostCaps host;
+  host.cores = 2;
+  std::vector<orchestrator::LeftOut> left_out;
+  const auto c = orchestrator::helping_knobs(screen, host, &left_out);
+  // omp_threads ON is all cores, which every trial runs with: nothing to add to the defaults.
+  ASSERT_EQ(left_out.size(), 2u);
+  EXPECT_EQ(left_out[0].knob, "multi_instance");
+  EXPECT_EQ(left_out[1].knob, "omp_threads");
+  EXPECT_NE(left_out[1].why.find("omp_threads=2 is already what every run here sets"),
+            std::string::npos)
+      << left_out[1].why;
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].knob, "amp");
   EXPECT_EQ(c[0].value, true);

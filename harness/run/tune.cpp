@@ -87,7 +87,7 @@ class Tuner {
   json runs_ = json::array();
   std::vector<Candidate> candidates_;
   json screened_ = json::array(), controls_ = json::array(), steps_ = json::array();
-  json left_out_ = json::array();  // helping knobs of several processes (helping_knobs)
+  json left_out_ = json::array();  // helping knobs that are no setting to add (helping_knobs)
   json config_ = json::object(), single_ = json::object();
   std::vector<stats::Effect> kept_effects_;
   json vs_default_, vs_single_;
@@ -150,19 +150,11 @@ int Tuner::screen() {
     (control ? controls_ : screened_).push_back(row);
     if (control) say(fmt::format("   control {}: {}", x.name, stats::format_effect(*e)));
   }
-  candidates_ = helping_knobs(*report);
-  for (const auto& x : report->experiments) {
-    const knobs::Knob* k = knobs::find(x.knob);
-    const stats::Effect* e = time_effect(*report, x.name);
-    if (k == nullptr || e == nullptr || e->verdict != stats::Verdict::helps ||
-        knobs::several_processes(json{{k->id, k->on}}).empty()) {
-      continue;
-    }
-    left_out_.push_back({{"knob", k->id}, {"text", stats::format_effect(*e)}});
-    say(
-        fmt::format("   {} {}: several processes' summed throughput, a way to deploy the model "
-                    "rather than a setting of one process: left out of the configuration",
-                    k->id, stats::format_effect(*e)));
+  std::vector<LeftOut> left_out;
+  candidates_ = helping_knobs(*report, caps_, &left_out);
+  for (const auto& l : left_out) {
+    left_out_.push_back({{"knob", l.knob}, {"text", l.effect}, {"why", l.why}});
+    say(fmt::format("   {} {}: left out: {}", l.knob, l.effect, l.why));
   }
   std::string helping;
   for (const auto& c : candidates_) {
@@ -350,16 +342,31 @@ int Tuner::operator()() {
 
 }  // namespace
 
-std::vector<Candidate> helping_knobs(const analysis::RunReport& screen) {
+std::vector<Candidate> helping_knobs(const analysis::RunReport& screen, const knobs::HostCaps& host,
+                                     std::vector<LeftOut>* left_out) {
+  const json defaults = knobs::base_settings(host);
   std::vector<Candidate> out;
   for (const auto& x : screen.experiments) {
     const knobs::Knob* k = knobs::find(x.knob);
     if (k == nullptr || x.slowdown > 0 || x.name.rfind("aa.", 0) == 0) continue;
     const stats::Effect* e = time_effect(screen, x.name);
     if (e == nullptr || e->verdict != stats::Verdict::helps) continue;
-    // A knob that runs the step in several processes (instances, ranks) is measured as their
-    // summed throughput: a way to deploy the model, not a setting of one process to combine.
-    if (!knobs::several_processes(json{{k->id, k->on}}).empty()) continue;
+    std::string why;
+    const json on = knobs::resolve(*k, k->on, host);
+    if (defaults.contains(k->id) && defaults[k->id] == on) {
+      why =
+          fmt::format("{}={} is already what every run here sets (the screen compared it with {})",
+                      k->id, on.is_string() ? on.get<std::string>() : on.dump(),
+                      k->off.is_string() ? k->off.get<std::string>() : k->off.dump());
+    } else if (!knobs::several_processes(json{{k->id, k->on}}).empty()) {
+      why =
+          "several processes' summed throughput, a way to deploy the model rather than a "
+          "setting of one process";
+    }
+    if (!why.empty()) {
+      if (left_out != nullptr) left_out->push_back({k->id, stats::format_effect(*e), why});
+      continue;
+    }
     out.push_back({k->id, k->on, *e});
   }
   std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {

@@ -40,8 +40,15 @@ struct Candidate {
   stats::Effect effect;
 };
 // The screen's helping knobs, best (lowest ratio) first: catalog knobs whose "on vs off" time
-// effect helps; the controls (A/A, positive) are not candidates, nor knobs that run the step in
-// several processes (multi_instance: summed throughput, a deployment rather than a setting).
-std::vector<Candidate> helping_knobs(const analysis::RunReport& screen);
+// effect helps; the controls (A/A, positive) are not candidates. Helping knobs that are no
+// setting to add to this host's defaults go to `left_out` with why: an ON value every trial
+// already runs with (omp_threads at all cores: knobs::base_settings; the screen compared it with
+// one thread), and knobs that run the step in several processes (multi_instance: summed
+// throughput, a deployment rather than a setting).
+struct LeftOut {
+  std::string knob, effect, why;
+};
+std::vector<Candidate> helping_knobs(const analysis::RunReport& screen, const knobs::HostCaps& host,
+                                     std::vector<LeftOut>* left_out = nullptr);
 
 }  // namespace tunebench::orchestrator
