@@ -439,5 +439,18 @@ TEST(Apply, EveryKnobAFileModelCanBeTunedWithHasItsCodeLines) {
   }
 }
 
+// What a trial that does not set a knob runs: the base setting, the ON state of the knobs whose
+// OFF switches a debugging API on, otherwise OFF (tune leaves out a knob whose ON is this).
+TEST(Knobs, UnsetValueIsWhatATrialWithoutTheSettingRuns) {
+  HostCaps host;
+  host.cores = 4;
+  EXPECT_EQ(unset_value(*find("omp_threads"), host), 4);
+  EXPECT_EQ(unset_value(*find("allocator"), host), "glibc");
+  EXPECT_EQ(unset_value(*find("profiler_off"), host), true);
+  EXPECT_EQ(unset_value(*find("anomaly_off"), host), true);
+  EXPECT_EQ(unset_value(*find("no_grad"), host), false);
+  EXPECT_EQ(unset_value(*find("amp"), host), false);
+}
+
 }  // namespace
 }  // namespace tunebench::knobs

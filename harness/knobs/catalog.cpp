@@ -23,6 +23,7 @@ const char* const kDistributed = "distributed";
 constexpr double kRounding = 1e-3, kSameArithmetic = 1e-5, kLowPrecision = 5e-2;
 constexpr bool kMemory = true, kTimeOnly = false;  // report the peak-memory effect too
 constexpr bool kInverted = true, kAsIs = false;    // ON sets the model option false / true
+constexpr bool kOnWhenUnset = true;  // a trial without the setting runs ON (Knob::on_when_unset)
 
 // One knob per block of lines, its fields in Knob's order.
 // clang-format off
@@ -46,11 +47,13 @@ const std::vector<Knob> kCatalog{
     {"anomaly_off", Family::autograd, kInProcess, kExec, "both",
      "anomaly detection on → off",
      "debugging APIs slow training (000)",
-     {}, {Mode::train}, false, true, kRounding, kTimeOnly},
+     {}, {Mode::train}, false, true, kRounding, kTimeOnly, "", kAsIs, "", true, Needs::nothing,
+     kOnWhenUnset},
     {"profiler_off", Family::execution, kInProcess, kExec, "both",
      "autograd profiler recording → not",
      "profiling and debugging APIs slow execution (000)",
-     {}, {}, false, true, kSameArithmetic, kTimeOnly},
+     {}, {}, false, true, kSameArithmetic, kTimeOnly, "", kAsIs, "", true, Needs::nothing,
+     kOnWhenUnset},
     {"checkpoint", Family::execution, kInProcess, kExec, "both",
      "store all activations → recompute blocks in backward",
      "50-70 % less memory for ~20 % more time (001); selective checkpointing cuts peak 40 % (004)",

@@ -71,6 +71,10 @@ struct Knob {
   // What a model read from a file must offer for the knob to apply to it (ModelOffer, read from
   // the file); a knob that lists models or sets a model option needs the built-in models' code.
   Needs needs = Needs::nothing;
+  // A trial that does not set the knob runs its ON state (profiler_off, anomaly_off: the
+  // debugging API is only switched on by an explicit OFF). knobs::unset_value says what a trial
+  // without the setting runs, for every knob.
+  bool on_when_unset = false;
 };
 
 // Facts about this host that decide applicability.

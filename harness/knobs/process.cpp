@@ -294,6 +294,12 @@ json base_settings(const HostCaps& host) {
   return {{"omp_threads", host.cores}, {"allocator", "glibc"}};
 }
 
+json unset_value(const Knob& knob, const HostCaps& host) {
+  const json base = base_settings(host);
+  if (base.contains(knob.id)) return base[knob.id];
+  return knob.on_when_unset ? resolve(knob, knob.on, host) : resolve(knob, knob.off, host);
+}
+
 std::optional<std::string> allocator_library(const std::string& allocator) {
   static const std::map<std::string, std::string> paths{
       {"jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"},

@@ -344,7 +344,6 @@ int Tuner::operator()() {
 
 std::vector<Candidate> helping_knobs(const analysis::RunReport& screen, const knobs::HostCaps& host,
                                      std::vector<LeftOut>* left_out) {
-  const json defaults = knobs::base_settings(host);
   std::vector<Candidate> out;
   for (const auto& x : screen.experiments) {
     const knobs::Knob* k = knobs::find(x.knob);
@@ -353,11 +352,11 @@ std::vector<Candidate> helping_knobs(const analysis::RunReport& screen, const kn
     if (e == nullptr || e->verdict != stats::Verdict::helps) continue;
     std::string why;
     const json on = knobs::resolve(*k, k->on, host);
-    if (defaults.contains(k->id) && defaults[k->id] == on) {
-      why =
-          fmt::format("{}={} is already what every run here sets (the screen compared it with {})",
-                      k->id, on.is_string() ? on.get<std::string>() : on.dump(),
-                      k->off.is_string() ? k->off.get<std::string>() : k->off.dump());
+    auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    if (knobs::unset_value(*k, host) == on) {
+      why = fmt::format(
+          "{}={} is what a program that sets nothing runs here (the screen compared it with {})",
+          k->id, text(on), text(k->off));
     } else if (!knobs::several_processes(json{{k->id, k->on}}).empty()) {
       why =
           "several processes' summed throughput, a way to deploy the model rather than a "

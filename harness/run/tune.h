@@ -41,10 +41,11 @@ struct Candidate {
 };
 // The screen's helping knobs, best (lowest ratio) first: catalog knobs whose "on vs off" time
 // effect helps; the controls (A/A, positive) are not candidates. Helping knobs that are no
-// setting to add to this host's defaults go to `left_out` with why: an ON value every trial
-// already runs with (omp_threads at all cores: knobs::base_settings; the screen compared it with
-// one thread), and knobs that run the step in several processes (multi_instance: summed
-// throughput, a deployment rather than a setting).
+// setting to add to this host's defaults go to `left_out` with why: an ON value a trial that
+// sets nothing already runs (knobs::unset_value: omp_threads at all cores, where the screen
+// compared it with one thread; profiler_off and anomaly_off, against a debugging API switched
+// on), and knobs that run the step in several processes (multi_instance: summed throughput, a
+// deployment rather than a setting).
 struct LeftOut {
   std::string knob, effect, why;
 };
