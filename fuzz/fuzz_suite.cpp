@@ -244,6 +244,13 @@ void write_dictionary(const char* path) {
     token("\"" + model + "\"");
     for (const auto& preset : models::preset_names(model)) {
       token("\"" + preset + "\"");
+      if (models::descriptor(model).from_file) {
+        // A model from a file has no configuration without its options: their names instead.
+        for (const char* option : {"path", "inputs", "shape", "dtype", "low", "high"}) {
+          token(std::string("\"") + option + "\"");
+        }
+        continue;
+      }
       const json config = models::summarize({model, preset}).config;
       for (const auto& [option, value] : config.items()) {
         token("\"" + option + "\"");

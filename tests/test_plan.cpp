@@ -320,6 +320,31 @@ TEST(Tune, LadderAndFinalSuitesCarryTheConfigurationInTheirArms) {
   const nlohmann::json threads = {{"no_grad", true}, {"omp_threads", 2}};
   EXPECT_EQ(final_suite(model, threads, single, 30).experiments[0].design, "paired_processes");
 
+  // A model from a file answers for every knob its arms set (the catalog's model names are the
+  // built-in models'): channels_last in a configuration is the file's offer to judge.
+  ModelRequest file;
+  file.path = "/models/conv.pt";
+  file.inputs = {"3x8x8:float32"};
+  file.batch = 4;
+  const nlohmann::json with_layout = {{"amp", true}, {"channels_last", true}};
+  const suite::Suite of_file = final_suite(file, with_layout, {{"channels_last", true}}, 30);
+  knobs::HostCaps host;
+  host.cores = 2;
+  models::ModelOffer conv;
+  conv.file = "/models/conv.pt";
+  conv.conv2d = true;
+  conv.trainable = true;
+  conv.output = "tensor";
+  models::ModelOffer flat = conv;
+  flat.conv2d = false;
+  for (const auto& [offer, applies] : {std::pair{conv, true}, std::pair{flat, false}}) {
+    const Plan p = make(of_file, host, {{"/models/conv.pt", offer}});
+    for (const auto& planned : p.experiments) {
+      const bool says_layout = planned.not_applicable.find("channels_last") != std::string::npos;
+      EXPECT_EQ(says_layout, !applies) << planned.experiment.name << ": " << planned.not_applicable;
+    }
+  }
+
   ModelRequest unknown;
   unknown.builtin = "resnet";
   try {

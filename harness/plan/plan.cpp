@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "knobs/cuda.h"
@@ -40,7 +41,22 @@ std::string knob_or_device_reason(const suite::Experiment& x, const knobs::HostC
     const auto it = offers.find(x.model.options.value("path", std::string()));
     if (it != offers.end()) offer = &it->second;
   }
-  for (const auto& id : x.varied) {
+  // The knobs it varies; for a model from a file also every knob its settings and arms set (the
+  // suite's check of those against the catalog's model names is the built-in models' only).
+  std::vector<std::string> asked = x.varied;
+  if (from_file) {
+    auto add = [&](const nlohmann::json& settings) {
+      for (const auto& [id, value] : settings.items()) {
+        if (knobs::find(id) != nullptr &&
+            std::find(asked.begin(), asked.end(), id) == asked.end()) {
+          asked.push_back(id);
+        }
+      }
+    };
+    add(x.settings);
+    for (const auto& arm : x.arms) add(arm.settings);
+  }
+  for (const auto& id : asked) {
     const knobs::Knob* k = knobs::find(id);  // parse checked every id
     const std::string why =
         from_file

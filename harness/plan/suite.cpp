@@ -119,9 +119,12 @@ json checked_settings(const Context& ctx, const json& settings, const std::strin
 
 // A setting of another knob that does not apply to the model would reach the worker as a build
 // option the model lacks (inplace_act on gpt) and fail every trial: refused up front. The
-// experiment's own knobs (`varied`) are not checked here: they make it not applicable instead.
+// experiment's own knobs (`varied`) are not checked here: they make it not applicable instead;
+// nor is a model from a file, which answers for every knob set on it from what reading it found
+// (the plan asks, plan/plan.cpp).
 void check_setting_models(const Context& ctx, const json& settings, const std::string& where,
                           const std::string& model, const std::vector<std::string>& varied) {
+  if (models::descriptor(model).from_file) return;
   for (const auto& [id, value] : settings.items()) {
     const knobs::Knob* k = knobs::find(id);
     if (!k || k->models.empty() || std::find(varied.begin(), varied.end(), id) != varied.end()) {
