@@ -68,6 +68,9 @@ struct ModelDescriptor {
   // A model read from a file (models/torchscript_config.h) rather than built from this project's
   // code: what it offers the knobs is read from the file (ModelOffer), not known from its name.
   bool from_file = false;
+  // Built by the Python worker (models/python/worker.py) rather than by this C++ worker: the
+  // orchestrator starts that worker for its trials, and its inspect reads what it offers.
+  bool python = false;
 };
 
 }  // namespace tunebench::models

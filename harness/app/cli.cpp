@@ -66,7 +66,9 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
   suite->excludes(resume);
   auto* model = cmd->add_option(
       "--model", o->model.path,
-      "instead of a suite: a TorchScript archive (torch.jit.save) of your own model; the run "
+      "instead of a suite: your own model, a TorchScript archive (torch.jit.save, with its "
+      "--input) or a Python file (.py) with a torch.nn.Module class that has "
+      "get_example_inputs() (the pypi build's Python worker runs it); the run "
       "tries every catalog knob that can run on the CPU on it (those it does not offer are listed "
       "with the reason), with an A/A and a +3 % control, and prints the plan first");
   model->excludes(suite)->excludes(resume);
@@ -75,12 +77,17 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
                   "(3x224x224:float32), or for integers SHAPE:DTYPE:HIGH or SHAPE:DTYPE:LOW:HIGH "
                   "(128:int64:50257: token ids below 50257); once per input, in order")
       ->needs(model);
+  cmd->add_option("--class", o->model.model_class,
+                  "with a Python file: the class (or function) that makes the module, where the "
+                  "file has more than one with get_example_inputs()")
+      ->needs(model);
   cmd->add_option_function<std::string>(
          "--mode",
          [o](const std::string& mode) {
            o->model.mode = mode == "train" ? Mode::train : Mode::infer;
          },
-         "with --model: infer (default) or train (the loss is the sum of its outputs)")
+         "with --model: infer (default) or train (the loss is the sum of its outputs, or a "
+         "Python module's compute_loss(output))")
       ->check(CLI::IsMember({"infer", "train"}))
       ->needs(model);
   cmd->add_option("--batch", o->model.batch,
@@ -128,9 +135,13 @@ Subcommand add_tune(CLI::App& app, const std::string& command_line) {
       "Prints the ladder, the recommendation with its intervals and how to apply it (launch "
       "line, Python and C++), and stores all of it");
   cmd->add_option("--model", o->run.model.path,
-                  "a TorchScript archive (torch.jit.save) of your model, or a built-in model "
-                  "(resnet50, gpt, dlrm: see tunebench models)")
+                  "your model: a TorchScript archive (torch.jit.save, with its --input), a Python "
+                  "file (.py) with a torch.nn.Module class that has get_example_inputs() (on the "
+                  "pypi build), or a built-in model (resnet50, gpt, dlrm: see tunebench models)")
       ->required();
+  cmd->add_option("--class", o->run.model.model_class,
+                  "with a Python file: the class (or function) that makes the module, where the "
+                  "file has more than one with get_example_inputs()");
   cmd->add_option("--preset", o->run.model.preset,
                   "with a built-in model: its preset (default tiny)");
   cmd->add_option("--input", o->run.model.inputs,
@@ -142,7 +153,8 @@ Subcommand add_tune(CLI::App& app, const std::string& command_line) {
          [o](const std::string& mode) {
            o->run.model.mode = mode == "train" ? Mode::train : Mode::infer;
          },
-         "infer (default) or train (the loss is the sum of its outputs)")
+         "infer (default) or train (the loss is the sum of its outputs, or a Python module's "
+         "compute_loss(output))")
       ->check(CLI::IsMember({"infer", "train"}));
   cmd->add_option("--batch", o->run.model.batch,
                   "samples per step, the inputs' first dimension (default 8)")

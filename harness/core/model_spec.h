@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace tunebench::models {
 
@@ -16,7 +17,7 @@ struct ModelSpec {
   nlohmann::json options = nlohmann::json::object();
 };
 
-// What a model read from a file (models/torchscript.h) offers the knobs, found by loading it and
+// What a model read from a file (models/torchscript.h, run/python_model.h) offers the knobs, found by loading it and
 // running its forward once before a run is planned: the facts applicability asks of such a model
 // (knobs::not_applicable_reason), where a built-in model's are its code's. Stored with the run.
 struct ModelOffer {
@@ -27,12 +28,19 @@ struct ModelOffer {
   bool conv2d = false;     // a 2-D convolution in its modules, and a 4-D first input
   std::string output;      // "tensor" or "tuple of N tensors"
   nlohmann::json inputs;   // the inputs as the suite gives them (shape per sample, dtype)
+  // A Python model's: the class that makes it, and the knobs the Python worker runs on it (every
+  // other knob is not applicable to it); both empty for a TorchScript archive.
+  std::string model_class;
+  std::vector<std::string> knobs;
 };
 inline nlohmann::json to_json(const ModelOffer& offer) {
-  return {
+  nlohmann::json j = {
       {"file", offer.file},           {"sha256", offer.sha256}, {"parameters", offer.parameters},
       {"trainable", offer.trainable}, {"conv2d", offer.conv2d}, {"output", offer.output},
       {"inputs", offer.inputs}};
+  if (!offer.model_class.empty()) j["class"] = offer.model_class;
+  if (!offer.knobs.empty()) j["knobs"] = offer.knobs;
+  return j;
 }
 
 }  // namespace tunebench::models

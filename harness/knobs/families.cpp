@@ -2,6 +2,7 @@
 // knobs/knobs.h, each a short loop: a setting's catalog row names its family, and the family's
 // rules answer. No knob id is tested here.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -156,6 +157,14 @@ std::string file_model_reason(const Knob& knob, const models::ModelOffer* offer)
         "switches the built-in models' option {} when they are built; a model "
         "from a file comes built",
         knob.model_option);
+  }
+  // A Python model's offer lists the knobs the Python worker runs on it (models/python/worker.py).
+  if (offer && !offer->knobs.empty()) {
+    if (std::find(offer->knobs.begin(), offer->knobs.end(), knob.id) == offer->knobs.end()) {
+      return "the Python worker does not run it on a model from a Python file (it runs " +
+             fmt::format("{}", fmt::join(offer->knobs, ", ")) + ")";
+    }
+    if (knob.needs == Needs::twin) return "";  // compile: torch.compile of the user's module
   }
   if (knob.needs == Needs::twin) {
     return "compiles the Python twin of a built-in model (models/python/twins.py); a model from a "

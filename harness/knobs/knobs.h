@@ -62,6 +62,11 @@ nlohmann::json unset_value(const Knob& knob, const HostCaps& host);
 
 // The environment, preloads and launcher of a trial's process-start settings.
 ProcessSetup process_setup(const nlohmann::json& settings);
+// The Python worker (models/python/worker.py), and `setup` made to start it under the Python
+// whose torch is this build's LibTorch (build_paths::torch_python(): the pypi build's): for
+// worker_build "python" and for a model from a Python file.
+std::string python_worker_script();
+void run_in_python_worker(ProcessSetup& setup);
 
 // The settings as a worker is sent them: a worker_build path becomes "self" (the worker is that
 // build; the orchestrator started it and checks its evidence against the path). Both arms of a

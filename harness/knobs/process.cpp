@@ -29,9 +29,6 @@ const char* const kSelf = "self";
 // torch is this build's LibTorch: the Python frontend on the same LibTorch.
 const char* const kPython = "python";
 
-std::string python_worker_script() {
-  return build_paths::source_dir() + "/models/python/worker.py";
-}
 
 void validate_worker_build(const json& value) {
   if (!value.is_string() || value.get<std::string>().empty()) {
@@ -269,8 +266,7 @@ void Rules::process_setup(const json& settings, ProcessSetup& setup) const {
   // "self" too: the orchestrator then starts this run's own executable by its path, as it starts
   // the other arm's, so that both arms of a software A/B are launched alike (knob.h).
   if (settings.value("worker_build", "") == kPython) {
-    setup.launcher.push_back(build_paths::torch_python());
-    setup.executable = python_worker_script();
+    run_in_python_worker(setup);
   } else if (settings.contains("worker_build")) {
     setup.executable = settings["worker_build"].get<std::string>();
   }
@@ -284,6 +280,15 @@ void Rules::process_setup(const json& settings, ProcessSetup& setup) const {
 }
 
 }  // namespace
+
+std::string python_worker_script() {
+  return build_paths::source_dir() + "/models/python/worker.py";
+}
+
+void run_in_python_worker(ProcessSetup& setup) {
+  setup.launcher.push_back(build_paths::torch_python());
+  setup.executable = python_worker_script();
+}
 
 const KnobRules& process::rules() {
   static const Rules r;

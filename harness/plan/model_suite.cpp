@@ -40,11 +40,32 @@ json model_fields(const ModelRequest& request) {
       }
       throw suite::SuiteError(
           fmt::format("--model {}: no such file, and not a built-in model ({}); give the path of a "
-                      "TorchScript archive or one of those names",
+                      "TorchScript archive, of a Python file (.py) or one of those names",
                       request.builtin, valid));
     }
     return {
         {"model", request.builtin}, {"preset", request.preset}, {"mode", to_string(request.mode)}};
+  }
+  const std::string path = std::filesystem::absolute(request.path).lexically_normal().string();
+  if (request.python()) {
+    if (!request.inputs.empty()) {
+      throw suite::SuiteError(fmt::format(
+          "--model {}: a model from a Python file gives its own inputs (get_example_inputs()); "
+          "--input is for a TorchScript archive",
+          request.path));
+    }
+    json options = {{"path", path}};
+    if (!request.model_class.empty()) options["class"] = request.model_class;
+    return {{"model", "python"},
+            {"preset", "file"},
+            {"mode", to_string(request.mode)},
+            {"options", options}};
+  }
+  if (!request.model_class.empty()) {
+    throw suite::SuiteError(fmt::format(
+        "--model {}: --class names the class in a Python file (.py); a TorchScript archive is "
+        "one module",
+        request.path));
   }
   if (request.inputs.empty()) {
     throw suite::SuiteError(fmt::format(
@@ -61,7 +82,6 @@ json model_fields(const ModelRequest& request) {
       throw suite::SuiteError(e.what());
     }
   }
-  const std::string path = std::filesystem::absolute(request.path).lexically_normal().string();
   return {{"model", "torchscript"},
           {"preset", "file"},
           {"mode", to_string(request.mode)},
@@ -71,7 +91,10 @@ json model_fields(const ModelRequest& request) {
 // What the model is, for a suite's description.
 std::string described(const ModelRequest& request, const json& model) {
   std::string what = request.name();
-  if (request.builtin.empty()) {
+  if (request.python()) {
+    what = model["options"]["path"].get<std::string>() +
+           (request.model_class.empty() ? "" : " (class " + request.model_class + ")");
+  } else if (request.builtin.empty()) {
     std::vector<models::FileInput> parsed;  // checked by model_fields
     for (const auto& text : request.inputs) parsed.push_back(models::parse_input_argument(text));
     what = fmt::format("{} ({})", model["options"]["path"].get<std::string>(),
@@ -108,6 +131,10 @@ std::string stem(const ModelRequest& request) {
 }
 
 }  // namespace
+
+bool ModelRequest::python() const {
+  return builtin.empty() && std::filesystem::path(path).extension() == ".py";
+}
 
 std::string ModelRequest::name() const {
   return builtin.empty() ? path : fmt::format("{} (preset {})", builtin, preset);

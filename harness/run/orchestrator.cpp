@@ -34,6 +34,7 @@
 #include "run/host.h"
 #include "run/launch_paths.h"
 #include "run/leftovers.h"
+#include "run/python_model.h"
 #include "run/resident.h"
 #include "run/slurm.h"
 #include "store/storage.h"
@@ -436,6 +437,16 @@ struct Launch {
   }
 };
 
+// How the worker of trial `t` starts: its knobs' process setup, in the Python worker where its
+// model is a Python file's (models/python_model_config.h) or worker_build says so.
+knobs::ProcessSetup setup_of(const TrialSpec& t) {
+  knobs::ProcessSetup setup = knobs::process_setup(t.settings);
+  if (models::descriptor(t.model.model).python && setup.executable.empty()) {
+    knobs::run_in_python_worker(setup);
+  }
+  return setup;
+}
+
 // The trial as its worker is sent it (knobs::settings_for_worker): the orchestrator keeps the
 // arm's own settings, stores them and checks the worker's evidence against them.
 TrialSpec as_sent(TrialSpec t) {
@@ -465,7 +476,7 @@ TrialResult run_alone(const TrialSpec& t, const Launch& launch, bool& interrupte
   }
   std::vector<Command> commands;
   for (const auto& part : parts) {
-    commands.push_back(launch.command(knobs::process_setup(part.settings),
+    commands.push_back(launch.command(setup_of(part),
                                       to_json(as_sent(part)).dump(), over_slurm));
     if (over_slurm) {
       commands.back().argv = slurm::srun_argv(*launch.slurm, part, commands.back().argv);
@@ -494,7 +505,7 @@ std::vector<TrialResult> run_pair(const TrialSpec& off, const TrialSpec& on, con
                                   bool& interrupted) {
   PairedSpec spec{off, on, off.pairing.blocks, off.pairing.block_samples, off.pairing.on_first};
   const auto outcome =
-      spawn_all({launch.command(knobs::process_setup(off.settings), to_json(spec).dump())},
+      spawn_all({launch.command(setup_of(off), to_json(spec).dump())},
                 off.timeout_s + on.timeout_s, &g_interrupted)
           .front();
   if (outcome.interrupted) {
@@ -518,8 +529,7 @@ std::vector<TrialResult> run_pair(const TrialSpec& off, const TrialSpec& on, con
 std::vector<TrialResult> run_resident(const TrialSpec& off, const TrialSpec& on,
                                       const Launch& launch, bool shared_heap_offset,
                                       bool& interrupted) {
-  const knobs::ProcessSetup off_setup = knobs::process_setup(off.settings),
-                            on_setup = knobs::process_setup(on.settings);
+  const knobs::ProcessSetup off_setup = setup_of(off), on_setup = setup_of(on);
   namespace fs = std::filesystem;
   std::error_code ec_off, ec_on;
   const bool two_builds = fs::weakly_canonical(launch.executable(off_setup), ec_off) !=
@@ -864,7 +874,7 @@ void interrupt_gone_runs(storage::Database& db, const RunOptions& options,
   }
 }
 
-// The models of `suite` read from files, read now (models/torchscript.h): what each offers decides
+// The models of `suite` read from files, read now (models/torchscript.h, run/python_model.h): what each offers decides
 // its experiments' applicability, and a file that cannot be read, or whose forward rejects its
 // inputs, is bad input, said before anything is written. Throws models::InvalidSpec.
 plan::ModelOffers read_file_models(const suite::Suite& suite) {
@@ -880,7 +890,9 @@ plan::ModelOffers read_file_models(const suite::Suite& suite) {
     if (!models::descriptor(x.model.model).from_file) continue;
     const std::string path = x.model.options.value("path", std::string());
     if (offers.count(path)) continue;
-    offers[path] = models::inspect_file_model(x.model, x.batch, trained[path]);
+    offers[path] = models::descriptor(x.model.model).python
+                       ? python_model::inspect(x.model, x.batch, trained[path])
+                       : models::inspect_file_model(x.model, x.batch, trained[path]);
   }
   return offers;
 }
@@ -891,7 +903,8 @@ void print_plan(const suite::Suite& suite, const plan::Plan& plan, const plan::M
                 size_t trials) {
   for (const auto& [path, o] : offers) {
     std::cerr << fmt::format(
-        "model {}: {} parameters{}, output a {}, sha256 {}; 2-D convolution: {}\n", path,
+        "model {}{}: {} parameters{}, output a {}, sha256 {}; 2-D convolution: {}\n", path,
+        o.model_class.empty() ? "" : " (class " + o.model_class + ", in the Python worker)",
         models::with_commas(o.parameters), o.trainable ? " (trainable)" : "", o.output,
         o.sha256.substr(0, 12), o.conv2d ? "yes" : "no");
   }

@@ -1,0 +1,20 @@
+// What a model from a Python file (models/python_model_config.h) offers the knobs, read by the
+// Python worker's inspect (models/python/worker.py): it imports the file, makes the module, runs
+// its forward once on its example inputs at the suite's batch (and in training a backward of its
+// loss) and says what it holds and which knobs it runs on it.
+#pragma once
+
+#include <cstdint>
+
+#include "core/model_spec.h"
+
+namespace tunebench::python_model {
+
+// Throws models::InvalidSpec with one message naming the file for: a build without a Python torch
+// (the debian build: what to do instead), a path that is not there, a file that fails to import
+// (its error and line), no such class (the ones it has), no get_example_inputs(), inputs or an
+// output that are not tensors, a forward that rejects its inputs, no trainable parameter in
+// training, and a Python worker that gives no answer.
+models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool train);
+
+}  // namespace tunebench::python_model
