@@ -61,7 +61,9 @@ std::vector<PresetSummary> summarize_all() {
         s.model = d->name;
         s.preset = p.name;
         s.description = p.description;
-        s.note = "a model from a file: its options path and inputs say what it is";
+        s.note = d->python ? "a model from a Python file: its options path and class say what it "
+                             "is; its get_example_inputs() gives its inputs"
+                           : "a model from a file: its options path and inputs say what it is";
         out.push_back(s);
         continue;
       }

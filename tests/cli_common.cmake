@@ -41,3 +41,14 @@ function(sql db query out_var)
   endif()
   set(${out_var} "${got}" PARENT_SCOPE)
 endfunction()
+
+# The latest run of `db` holds the SHA-256 of model file `path` in its software fingerprint (a
+# changed file is different software).
+function(expect_model_hash db path)
+  run_tb(0 shown show latest --db ${db} --json)
+  string(JSON sha GET "${shown}" software model_files "${path}")
+  string(LENGTH "${sha}" n)
+  if(NOT n EQUAL 64)
+    message(FATAL_ERROR "the hash of ${path} is not in the run's software: ${shown}")
+  endif()
+endfunction()

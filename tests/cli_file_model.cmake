@@ -24,12 +24,7 @@ endif()
 run_tb(0 out run --model ${WORK}/conv.pt --input 3x8x8:float32 --batch 4 --db ${db}
        --filter "^(no_grad|channels_last)[.]")
 expect("completed: 16 trials, 0 failed, 0 invalid" "${out}" "the run")
-run_tb(0 shown show latest --db ${db} --json)
-string(JSON sha GET "${shown}" software model_files "${WORK}/conv.pt")
-string(LENGTH "${sha}" n)
-if(NOT n EQUAL 64)
-  message(FATAL_ERROR "the file's hash is not in the run's software: ${shown}")
-endif()
+expect_model_hash(${db} ${WORK}/conv.pt)
 
 # Bad input: one message each, exit 2, nothing written.
 file(WRITE ${WORK}/not_a_model.pt "hello")

@@ -21,12 +21,13 @@ std::string error_of(const models::ModelSpec& spec) {
 
 TEST(Registry, EveryModelHasItsCatalogPresets) {
   EXPECT_EQ(models::model_names(),
-            (std::vector<std::string>{"resnet50", "gpt", "dlrm", "torchscript"}));
+            (std::vector<std::string>{"resnet50", "gpt", "dlrm", "torchscript", "python"}));
   EXPECT_EQ(models::preset_names("resnet50"), (std::vector<std::string>{"tiny", "full"}));
   EXPECT_EQ(models::preset_names("gpt"), (std::vector<std::string>{"tiny", "small", "gpt2"}));
   EXPECT_EQ(models::preset_names("dlrm"), (std::vector<std::string>{"tiny", "kaggle"}));
   EXPECT_EQ(models::preset_names("torchscript"), (std::vector<std::string>{"file"}));
-  EXPECT_EQ(models::summarize_all().size(), 8u);
+  EXPECT_EQ(models::preset_names("python"), (std::vector<std::string>{"file"}));
+  EXPECT_EQ(models::summarize_all().size(), 9u);
 }
 
 // The registry is one list of descriptors; each names its presets and its options with their
@@ -55,7 +56,7 @@ TEST(Registry, DescriptorsAreTheOneList) {
 
 TEST(Registry, BadNamesListTheValidOnes) {
   EXPECT_EQ(error_of({"resnet", "full"}),
-            "unknown model 'resnet'; valid models: resnet50, gpt, dlrm, torchscript");
+            "unknown model 'resnet'; valid models: resnet50, gpt, dlrm, torchscript, python");
   EXPECT_EQ(error_of({"gpt", "large"}),
             "unknown preset 'large' for model 'gpt'; valid presets: tiny, small, gpt2");
   const std::string option = error_of({"gpt", "tiny", {{"seqlen", 5}}});

@@ -2,7 +2,6 @@
 // knobs/knobs.h, each a short loop: a setting's catalog row names its family, and the family's
 // rules answer. No knob id is tested here.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -161,8 +160,8 @@ std::string file_model_reason(const Knob& knob, const models::ModelOffer* offer)
   // A Python model's offer lists the knobs the Python worker runs on it (models/python/worker.py).
   if (offer && !offer->knobs.empty()) {
     if (std::find(offer->knobs.begin(), offer->knobs.end(), knob.id) == offer->knobs.end()) {
-      return "the Python worker does not run it on a model from a Python file (it runs " +
-             fmt::format("{}", fmt::join(offer->knobs, ", ")) + ")";
+      return "the Python worker (models/python/worker.py) does not run it on a model from a "
+             "Python file";
     }
     if (knob.needs == Needs::twin) return "";  // compile: torch.compile of the user's module
   }

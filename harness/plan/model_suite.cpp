@@ -33,10 +33,10 @@ json model_fields(const ModelRequest& request) {
   if (!request.builtin.empty()) {
     const auto names = models::model_names();
     if (std::find(names.begin(), names.end(), request.builtin) == names.end() ||
-        request.builtin == "torchscript") {
+        models::descriptor(request.builtin).from_file) {
       std::string valid;
       for (const auto& n : names) {
-        if (n != "torchscript") valid += (valid.empty() ? "" : ", ") + n;
+        if (!models::descriptor(n).from_file) valid += (valid.empty() ? "" : ", ") + n;
       }
       throw suite::SuiteError(
           fmt::format("--model {}: no such file, and not a built-in model ({}); give the path of a "

@@ -1102,7 +1102,7 @@ int run(const RunOptions& given) {
               << "\nNothing was run or written.\n";
     return 2;
   }
-  if (from_model || options.dry_run) print_plan(suite, plan, offers, trials.size());
+  if ((from_model && !options.quiet) || options.dry_run) print_plan(suite, plan, offers, trials.size());
   if (options.dry_run) return 0;
   if (trials.size() > kLargeRunTrials && !options.large) {
     // Each trial is a worker process of its own: a second of start-up each is a lower bound.

@@ -53,6 +53,8 @@ def _import(path):
     sys.path.insert(0, os.path.dirname(path))  # the file's own imports of files beside it
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise ModelError(f"{path} failed to import (line {e.lineno}): SyntaxError: {e.msg}")
     except BaseException as e:  # SystemExit too: the file is the user's
         raise ModelError(f"{path} failed to import{_where_in_file(path)}: {_first_line(e)}")
     return module

@@ -226,7 +226,7 @@ class Arm:
         import twins
         import user_model
         self.spec, self.settings = spec, spec.get("settings", {})
-        self.user = spec["model"]["model"] == "python"
+        self.user = spec["model"].get("name") == "python"
         self.train = spec["mode"] == "train"
         allowed = (USER_KNOBS if self.user else TWIN_KNOBS) | HARNESS_SETTINGS
         unknown = sorted(set(self.settings) - allowed)
@@ -255,8 +255,7 @@ class Arm:
                                       "parameters": sum(p.numel() for p in self.model.parameters())}
         else:
             torch.manual_seed(seed)
-            self.model, self.inputs, self.target, config = self.twin(twins, spec)
-            name = spec["model"]["model"]
+            self.model, self.inputs, self.target, name, config = self.twin(twins, spec)
             self.twin_loss = lambda run: twins.loss(name, self.model, run, self.inputs, self.target)
             self.evidence["model"] = config
         self.model.train(self.train)
@@ -286,7 +285,7 @@ class Arm:
             model = twins.build(request["model"], request["config"], state)
         except twins.TwinError as e:
             raise TrialError(str(e))
-        return model, inputs, target, request["config"]
+        return model, inputs, target, request["model"], request["config"]
 
     def layout(self):
         """channels_last: the module's 4-D parameters and the first input in NHWC."""

@@ -1,0 +1,125 @@
+# A model from a Python file (models/python/user_model.py) through `run --model` and `tune`, run
+# by the Python worker: the plan asked of the model (what the Python worker runs on it, and why
+# not the rest), a short run whose paired and resident trials pass their evidence checks, a tune
+# end to end, and each bad input with its one message, exit 2 and nothing written. On a build
+# without a Python torch (debian) the one message that says so.
+# cmake -DTUNEBENCH=<binary> -DSOURCE=<source dir> -DWORK=<scratch dir>
+#       -DTORCH_PYTHON=<the build's Python torch, or empty> -P cli_python_model.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake)
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(TB_CWD ${SOURCE})
+set(db ${WORK}/py.sqlite)
+file(WRITE ${WORK}/tiny.py "import torch
+
+class TinyConv(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.conv(x)).mean((2, 3)))
+
+    def get_example_inputs(self):
+        return (torch.randn(2, 3, 8, 8),)
+
+class Frozen(TinyConv):
+    def __init__(self):
+        super().__init__()
+        for p in self.parameters():
+            p.requires_grad_(False)
+
+def make_dict_model():
+    class D(torch.nn.Module):
+        def forward(self, x):
+            return {'y': x}
+        def get_example_inputs(self):
+            return torch.randn(2, 3)
+    return D()
+")
+
+if(TORCH_PYTHON STREQUAL "")
+  # The debian build: no Python torch beside its LibTorch.
+  run_tb(2 out run --model ${WORK}/tiny.py --dry-run --db ${db})
+  expect("needs the Python torch this build's LibTorch comes from" "${out}" "the debian build")
+  expect("the pypi build has" "${out}" "what to use instead")
+  if(EXISTS ${db})
+    message(FATAL_ERROR "a refused Python model wrote the database")
+  endif()
+  return()
+endif()
+
+run_tb(0 out run --model ${WORK}/tiny.py --class TinyConv --batch 4 --dry-run --db ${db})
+expect("(class TinyConv, in the Python worker): 260 parameters (trainable), output a tensor"
+       "${out}" "the model's offer")
+expect("2-D convolution: yes" "${out}" "the model's offer")
+expect("run             channels_last.python-file-infer (paired)" "${out}" "the plan")
+expect("run             compile.python-file-infer" "${out}" "compile on a user's model")
+expect("not applicable  onednn.python-file-infer: onednn: the Python worker (models/python/worker.py) does not run it"
+       "${out}" "what the Python worker does not run, with why")
+expect("run             omp_threads.python-file-infer (paired_processes)" "${out}" "a resident pair")
+
+# Paired in one process (no_grad, channels_last) and a resident pair (omp_threads): every trial
+# ok, the arms' evidence read back by the Python worker.
+run_tb(0 out run --model ${WORK}/tiny.py --class TinyConv --batch 4 --db ${db}
+       --filter "^(no_grad|channels_last|omp_threads)[.]")
+expect("0 failed, 0 invalid" "${out}" "the run")
+sql(${db} "SELECT COUNT(*) FROM trials WHERE status = 'ok' AND paired_blocks > 0
+           AND json_extract(evidence, '$.frontend') = 'python'" paired_ok)
+sql(${db} "SELECT COUNT(*) FROM trials" all)
+if(NOT paired_ok EQUAL all OR all LESS 12)
+  message(FATAL_ERROR "expected every trial paired, ok and the Python worker's: ${paired_ok} of ${all}")
+endif()
+sql(${db} "SELECT COUNT(DISTINCT json_extract(evidence, '$.paired.processes')) FROM trials" kinds)
+if(NOT kinds EQUAL 2)
+  message(FATAL_ERROR "expected pairs in one process and resident pairs, got ${kinds} kinds")
+endif()
+# no_grad's ON arm ran without grad mode, its OFF arm with it (the knob changed what it claims).
+sql(${db} "SELECT group_concat(arm || '=' || json_extract(evidence, '$.grad_mode_in_step'), ',')
+           FROM (SELECT arm, evidence FROM trials WHERE experiment LIKE 'no_grad.%'
+                 GROUP BY arm ORDER BY arm)" grad)
+if(NOT grad STREQUAL "off=1,on=0")
+  message(FATAL_ERROR "no_grad's arms ran with grad mode ${grad}")
+endif()
+expect_model_hash(${db} ${WORK}/tiny.py)
+
+# Training: the knobs of a training step act on the user's module.
+run_tb(0 out run --model ${WORK}/tiny.py --class TinyConv --mode train --batch 4 --db ${db}
+       --filter "^(zero_grad_none|fused_adamw)[.]")
+expect("0 failed, 0 invalid" "${out}" "a training run")
+
+# tune end to end, in a short budget.
+run_tb(0 out tune --model ${WORK}/tiny.py --class TinyConv --batch 4 --budget 30 --db ${db})
+expect("stored as tuning " "${out}" "the recommendation is stored")
+
+# Bad input: one message each, exit 2, nothing written.
+file(WRITE ${WORK}/broken.py "import torch\nx = 1 +\n")
+file(WRITE ${WORK}/raises.py "import torch\nraise RuntimeError('no GPU here')\n")
+file(WRITE ${WORK}/two.py "import torch\nclass A(torch.nn.Module):\n    def get_example_inputs(self):\n        return torch.ones(1)\nclass B(A):\n    pass\n")
+foreach(case
+    "does not exist or is not a file|${WORK}/missing.py|-|infer"
+    "failed to import (line 2): SyntaxError|${WORK}/broken.py|-|infer"
+    "failed to import (line 2): RuntimeError: no GPU here|${WORK}/raises.py|-|infer"
+    "has no class or function Nope|${WORK}/tiny.py|Nope|infer"
+    "defines 2 torch.nn.Module classes with get_example_inputs() (A, B): name one with --class|${WORK}/two.py|-|infer"
+    "its forward returned dict: tunebench needs a tensor or a tuple of tensors|${WORK}/tiny.py|make_dict_model|infer"
+    "Frozen has no parameter that requires a gradient|${WORK}/tiny.py|Frozen|train")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 message)
+  list(GET parts 1 path)
+  list(GET parts 2 class)
+  list(GET parts 3 mode)
+  set(class_args)
+  if(NOT class STREQUAL "-")
+    set(class_args --class ${class})
+  endif()
+  run_tb(2 out run --model ${path} ${class_args} --mode ${mode} --batch 4 --db ${WORK}/bad.sqlite)
+  expect("${message}" "${out}" "bad input ${path} ${class}")
+endforeach()
+run_tb(2 out run --model ${WORK}/tiny.py --input 3:float32 --db ${WORK}/bad.sqlite)
+expect("gives its own inputs (get_example_inputs())" "${out}" "--input with a Python model")
+if(EXISTS ${WORK}/bad.sqlite)
+  message(FATAL_ERROR "a bad Python model wrote a database")
+endif()
+file(REMOVE_RECURSE ${WORK})
