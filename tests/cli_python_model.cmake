@@ -30,6 +30,10 @@ class Frozen(TinyConv):
         for p in self.parameters():
             p.requires_grad_(False)
 
+class WrongInputs(TinyConv):
+    def get_example_inputs(self):
+        return (torch.randn(2, 5),)
+
 def make_dict_model():
     class D(torch.nn.Module):
         def forward(self, x):
@@ -60,10 +64,11 @@ expect("not applicable  onednn.python-file-infer: onednn: the Python worker (mod
        "${out}" "what the Python worker does not run, with why")
 expect("run             omp_threads.python-file-infer (paired_processes)" "${out}" "a resident pair")
 
-# Paired in one process (no_grad, channels_last) and a resident pair (omp_threads): every trial
+# Paired in one process (no_grad, channels_last) and resident pairs (omp_threads, numa_bind under
+# numactl where it is installed: the policy read back in Python): every trial
 # ok, the arms' evidence read back by the Python worker.
 run_tb(0 out run --model ${WORK}/tiny.py --class TinyConv --batch 4 --db ${db}
-       --filter "^(no_grad|channels_last|omp_threads)[.]")
+       --filter "^(no_grad|channels_last|omp_threads|numa_bind)[.]")
 expect("0 failed, 0 invalid" "${out}" "the run")
 sql(${db} "SELECT COUNT(*) FROM trials WHERE status = 'ok' AND paired_blocks > 0
            AND json_extract(evidence, '$.frontend') = 'python'" paired_ok)
@@ -89,9 +94,20 @@ run_tb(0 out run --model ${WORK}/tiny.py --class TinyConv --mode train --batch 4
        --filter "^(zero_grad_none|fused_adamw)[.]")
 expect("0 failed, 0 invalid" "${out}" "a training run")
 
-# tune end to end, in a short budget.
-run_tb(0 out tune --model ${WORK}/tiny.py --class TinyConv --batch 4 --budget 30 --db ${db})
+# tune end to end in training (cli.tune runs it in inference on a TorchScript file), in a short
+# budget: every stage's run stored, the recommendation stored once.
+run_tb(0 out tune --model ${WORK}/tiny.py --class TinyConv --mode train --batch 4 --budget 30
+       --db ${db})
+expect("tune: 1/3 screening every knob on ${WORK}/tiny.py" "${out}" "the first stage")
 expect("stored as tuning " "${out}" "the recommendation is stored")
+sql(${db} "SELECT COUNT(*) FROM tunings WHERE json_extract(recommendation, '$.mode') = 'train'"
+    tunings)
+sql(${db} "SELECT COUNT(*) FROM runs r WHERE r.label LIKE 'tune % screen' AND EXISTS
+           (SELECT 1 FROM trials t WHERE t.run_uuid = r.uuid AND t.status = 'ok'
+            AND t.experiment = 'zero_grad_none.python-file-train')" screens)
+if(NOT tunings EQUAL 1 OR NOT screens EQUAL 1)
+  message(FATAL_ERROR "a training tune: tunings ${tunings}, screening runs ${screens}: each 1")
+endif()
 
 # Bad input: one message each, exit 2, nothing written.
 file(WRITE ${WORK}/broken.py "import torch\nx = 1 +\n")
@@ -103,6 +119,7 @@ foreach(case
     "failed to import (line 2): RuntimeError: no GPU here|${WORK}/raises.py|-|infer"
     "has no class or function Nope|${WORK}/tiny.py|Nope|infer"
     "defines 2 torch.nn.Module classes with get_example_inputs() (A, B): name one with --class|${WORK}/two.py|-|infer"
+    "its forward rejected inputs of shapes [4, 5] float32 (batch 4|${WORK}/tiny.py|WrongInputs|infer"
     "its forward returned dict: tunebench needs a tensor or a tuple of tensors|${WORK}/tiny.py|make_dict_model|infer"
     "Frozen has no parameter that requires a gradient|${WORK}/tiny.py|Frozen|train")
   string(REPLACE "|" ";" parts "${case}")

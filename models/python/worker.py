@@ -81,6 +81,22 @@ def mapped_libraries():
     return found
 
 
+def numa_policy():
+    """The worker's NUMA memory policy as the C++ worker reads it (get_mempolicy(2))."""
+    import ctypes
+    numbers = {"x86_64": 239, "aarch64": 236}
+    number = numbers.get(os.uname().machine)
+    if number is None:
+        return "unknown"
+    mode = ctypes.c_int(0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(number, ctypes.byref(mode), None, ctypes.c_ulong(0), None,
+                    ctypes.c_ulong(0)) != 0:
+        return "unknown"
+    names = {0: "default", 1: "preferred", 2: "bind", 3: "interleave"}
+    return names.get(mode.value, f"mode {mode.value}")
+
+
 def process_evidence(torch):
     libraries = mapped_libraries()
     allocator = "glibc"
@@ -92,6 +108,7 @@ def process_evidence(torch):
         "mapped_libraries": libraries,
         "allocator": allocator,
         "cpu_affinity": ",".join(str(c) for c in sorted(os.sched_getaffinity(0))),
+        "numa_policy": numa_policy(),
         "executable": os.path.abspath(__file__),
         "frontend": "python",
         "python": sys.executable,
