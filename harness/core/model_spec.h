@@ -17,9 +17,10 @@ struct ModelSpec {
   nlohmann::json options = nlohmann::json::object();
 };
 
-// What a model read from a file (models/torchscript.h, run/python_model.h) offers the knobs, found by loading it and
-// running its forward once before a run is planned: the facts applicability asks of such a model
-// (knobs::not_applicable_reason), where a built-in model's are its code's. Stored with the run.
+// What a model read from a file (models/torchscript.h, run/python_model.h) offers the knobs, found
+// by loading it and running its forward once before a run is planned: the facts applicability asks
+// of such a model (knobs::not_applicable_reason), where a built-in model's are its code's. Stored
+// with the run.
 struct ModelOffer {
   std::string file;    // the path as given
   std::string sha256;  // of the file: a changed file is different software

@@ -29,7 +29,6 @@ const char* const kSelf = "self";
 // torch is this build's LibTorch: the Python frontend on the same LibTorch.
 const char* const kPython = "python";
 
-
 void validate_worker_build(const json& value) {
   if (!value.is_string() || value.get<std::string>().empty()) {
     throw std::invalid_argument(

@@ -476,8 +476,7 @@ TrialResult run_alone(const TrialSpec& t, const Launch& launch, bool& interrupte
   }
   std::vector<Command> commands;
   for (const auto& part : parts) {
-    commands.push_back(launch.command(setup_of(part),
-                                      to_json(as_sent(part)).dump(), over_slurm));
+    commands.push_back(launch.command(setup_of(part), to_json(as_sent(part)).dump(), over_slurm));
     if (over_slurm) {
       commands.back().argv = slurm::srun_argv(*launch.slurm, part, commands.back().argv);
       for (const auto& [k, v] : launch.slurm->env) commands.back().env.emplace(k, v);
@@ -504,10 +503,9 @@ TrialResult run_alone(const TrialSpec& t, const Launch& launch, bool& interrupte
 std::vector<TrialResult> run_pair(const TrialSpec& off, const TrialSpec& on, const Launch& launch,
                                   bool& interrupted) {
   PairedSpec spec{off, on, off.pairing.blocks, off.pairing.block_samples, off.pairing.on_first};
-  const auto outcome =
-      spawn_all({launch.command(setup_of(off), to_json(spec).dump())},
-                off.timeout_s + on.timeout_s, &g_interrupted)
-          .front();
+  const auto outcome = spawn_all({launch.command(setup_of(off), to_json(spec).dump())},
+                                 off.timeout_s + on.timeout_s, &g_interrupted)
+                           .front();
   if (outcome.interrupted) {
     interrupted = true;
     return {};
@@ -874,9 +872,10 @@ void interrupt_gone_runs(storage::Database& db, const RunOptions& options,
   }
 }
 
-// The models of `suite` read from files, read now (models/torchscript.h, run/python_model.h): what each offers decides
-// its experiments' applicability, and a file that cannot be read, or whose forward rejects its
-// inputs, is bad input, said before anything is written. Throws models::InvalidSpec.
+// The models of `suite` read from files, read now (models/torchscript.h, run/python_model.h): what
+// each offers decides its experiments' applicability, and a file that cannot be read, or whose
+// forward rejects its inputs, is bad input, said before anything is written. Throws
+// models::InvalidSpec.
 plan::ModelOffers read_file_models(const suite::Suite& suite) {
   plan::ModelOffers offers;
   std::map<std::string, bool> trained;  // by path: some experiment trains it
@@ -1102,7 +1101,8 @@ int run(const RunOptions& given) {
               << "\nNothing was run or written.\n";
     return 2;
   }
-  if ((from_model && !options.quiet) || options.dry_run) print_plan(suite, plan, offers, trials.size());
+  if ((from_model && !options.quiet) || options.dry_run)
+    print_plan(suite, plan, offers, trials.size());
   if (options.dry_run) return 0;
   if (trials.size() > kLargeRunTrials && !options.large) {
     // Each trial is a worker process of its own: a second of start-up each is a lower bound.

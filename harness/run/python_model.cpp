@@ -102,9 +102,9 @@ models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool tr
   const Ran ran = run(argv, request.dump());
   json answer = json::parse(ran.out, nullptr, /*allow_exceptions=*/false);
   if (answer.is_discarded() || !answer.is_object()) {
-    throw models::InvalidSpec(fmt::format(
-        "{}: the Python worker could not read it (exit {}): {}", path, ran.status,
-        tail(ran.err.empty() ? ran.out : ran.err)));
+    throw models::InvalidSpec(fmt::format("{}: the Python worker could not read it (exit {}): {}",
+                                          path, ran.status,
+                                          tail(ran.err.empty() ? ran.out : ran.err)));
   }
   if (answer.contains("error")) throw models::InvalidSpec(answer["error"].get<std::string>());
   models::ModelOffer offer;
@@ -119,8 +119,8 @@ models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool tr
     offer.model_class = answer.at("class").get<std::string>();
     offer.knobs = answer.at("knobs").get<std::vector<std::string>>();
   } catch (const json::exception& e) {
-    throw models::InvalidSpec(fmt::format("{}: the Python worker's answer is not an offer: {}",
-                                          path, e.what()));
+    throw models::InvalidSpec(
+        fmt::format("{}: the Python worker's answer is not an offer: {}", path, e.what()));
   }
   return offer;
 }
