@@ -450,6 +450,10 @@ TEST(Knobs, UnsetValueIsWhatATrialWithoutTheSettingRuns) {
   EXPECT_EQ(unset_value(*find("anomaly_off"), host), true);
   EXPECT_EQ(unset_value(*find("no_grad"), host), false);
   EXPECT_EQ(unset_value(*find("amp"), host), false);
+  // Neither arm: both fused_adamw arms train with AdamW, a trial without it with SGD.
+  const nlohmann::json fused = unset_value(*find("fused_adamw"), host);
+  EXPECT_NE(fused, find("fused_adamw")->off);
+  EXPECT_NE(fused, find("fused_adamw")->on);
 }
 
 }  // namespace

@@ -130,7 +130,8 @@ const std::vector<Knob> kCatalog{
     {"fused_adamw", Family::precision, kInProcess, kKernels, "both",
      "per-parameter AdamW → one fused AdamW kernel",
      "5-10 % faster (004)",
-     {}, {Mode::train}, false, true, kRounding, kTimeOnly},
+     {}, {Mode::train}, false, true, kRounding, kTimeOnly, "", kAsIs, "", true, Needs::nothing,
+     false, "SGD (the worker's optimizer when no optimizer knob is set)"},
     // Process-wide, not per arm: beside an fp32 arm in one paired worker, the quantized engine's
     // threads kept running after its blocks (the fp32 arm's samples took 0.3 ms alone, 1.1 ms
     // with ~75-140 % of their wall time waiting for a CPU right after a quantized block).

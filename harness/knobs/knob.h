@@ -75,6 +75,9 @@ struct Knob {
   // debugging API is only switched on by an explicit OFF). knobs::unset_value says what a trial
   // without the setting runs, for every knob.
   bool on_when_unset = false;
+  // What a trial that does not set the knob runs where that is neither arm, in words
+  // (fused_adamw: both arms are AdamW, a trial without it trains with SGD); empty: one of the arms.
+  std::string unset_runs{};
 };
 
 // Facts about this host that decide applicability.

@@ -57,7 +57,8 @@ void validate_value(const Knob& knob, const nlohmann::json& value);
 // always explicit and recorded.
 nlohmann::json base_settings(const HostCaps& host);
 // What a trial that does not set `knob` runs with on `host`: its base setting (omp_threads: all
-// cores), its ON value where Knob::on_when_unset, otherwise its OFF value.
+// cores), its ON value where Knob::on_when_unset, Knob::unset_runs where that is neither arm,
+// otherwise its OFF value.
 nlohmann::json unset_value(const Knob& knob, const HostCaps& host);
 
 // The environment, preloads and launcher of a trial's process-start settings.

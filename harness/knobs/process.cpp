@@ -301,6 +301,7 @@ json base_settings(const HostCaps& host) {
 json unset_value(const Knob& knob, const HostCaps& host) {
   const json base = base_settings(host);
   if (base.contains(knob.id)) return base[knob.id];
+  if (!knob.unset_runs.empty()) return knob.unset_runs;
   return knob.on_when_unset ? resolve(knob, knob.on, host) : resolve(knob, knob.off, host);
 }
 

@@ -353,10 +353,20 @@ std::vector<Candidate> helping_knobs(const analysis::RunReport& screen, const kn
     std::string why;
     const json on = knobs::resolve(*k, k->on, host);
     auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
-    if (knobs::unset_value(*k, host) == on) {
+    const json unset = knobs::unset_value(*k, host);
+    const json off = knobs::resolve(*k, k->off, host);
+    if (unset == on) {
       why = fmt::format(
           "{}={} is what a program that sets nothing runs here (the screen compared it with {})",
           k->id, text(on), text(k->off));
+    } else if (unset != off) {
+      // The final stage compares the combination with a program that sets nothing; this knob's
+      // effect is against its OFF arm, which such a program does not run, so the comparison
+      // would change more than the knob (and the correctness guard would fail on it).
+      why = fmt::format(
+          "its effect is against {}={}, which a program that sets nothing does not run (it runs "
+          "{}): it applies to a program that already runs {}={}",
+          k->id, text(off), text(unset), k->id, text(off));
     } else if (!knobs::several_processes(json{{k->id, k->on}}).empty()) {
       why =
           "several processes' summed throughput, a way to deploy the model rather than a "
