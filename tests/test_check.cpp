@@ -8,6 +8,7 @@
 #include <random>
 
 #include "analysis/check.h"
+#include "core/hardware.h"
 #include "tests/synthetic_db.h"
 
 namespace tunebench::check {
@@ -24,8 +25,9 @@ class CheckTest : public test_db::SyntheticDbTest {
   // 10 ms x phase x (1 + 0.5 % noise), four times.
   std::string add_run(const std::string& host, double shift_gpt, double shift_resnet = 1.0,
                       double phase = 1.0, bool reference = false) {
-    RunRecord run = next_run("nightly", "nightly",
-                             {{"hostname", host}, {"cores", host == "big" ? 64 : 2}}, software_);
+    json fingerprint = {{"hostname", host}, {"cores", host == "big" ? 64 : 2}};
+    if (!hardware_.is_null()) fingerprint["hardware"] = hardware_;
+    RunRecord run = next_run("nightly", "nightly", fingerprint, software_);
     const std::string uuid = run.uuid;
     db_->begin_run(run);
     std::normal_distribution<double> noise(0, 0.01);
@@ -58,8 +60,69 @@ class CheckTest : public test_db::SyntheticDbTest {
   }
 
   json software_ = {{"libtorch_version", "1.13.1"}, {"git_revision", "a1"}};
+  json hardware_ = nullptr;  // the fingerprint's "hardware"; null: not recorded (older runs)
   std::mt19937_64 rng_{5};
 };
+
+json epyc(const json& flags) {
+  return {{"cpu",
+           {{"vendor", "AuthenticAMD"},
+            {"family", 25},
+            {"model", 17},
+            {"stepping", 1},
+            {"model_name", "AMD EPYC"},
+            {"flags", flags}}},
+          {"cores", 2},
+          {"memory_bytes", int64_t(24) << 30}};
+}
+
+// A cloud VM keeps its name and moves to another CPU: the history restarts with a message that
+// names both, whatever tonight's timings (here 30 % slower: not a regression, not silence); the
+// next night compares with the new hardware's runs only. Runs stored before the hardware was
+// recorded are another machine too, said as such.
+TEST_F(CheckTest, AnotherCpuUnderTheSameHostnameRestartsTheHistoryAndSaysSo) {
+  for (int i = 0; i < 3; ++i) add_run("vm", 1.0);  // hardware not recorded
+  hardware_ = epyc({"avx", "avx2"});
+  const std::string first = add_run("vm", 1.0);
+  Options options;
+  auto report = check(*db_, options);
+  ASSERT_TRUE(report.machine_changed);
+  EXPECT_NE(report.machine_changed->text().find("was hardware not recorded, now AMD EPYC"),
+            std::string::npos)
+      << report.machine_changed->text();
+  add_run("vm", 1.0);
+  report = check(*db_, options);
+  EXPECT_FALSE(report.machine_changed);
+  EXPECT_EQ(report.baseline_uuids, std::vector<std::string>{first});
+
+  hardware_ = epyc({"avx", "avx2", "avx512f", "avx512_bf16"});
+  const std::string moved = add_run("vm", 1.3);
+  report = check(*db_, options);
+  ASSERT_TRUE(report.machine_changed);
+  EXPECT_FALSE(report.regressed());
+  EXPECT_TRUE(report.benchmarks.empty());
+  const std::string text = format(report, "table");
+  EXPECT_NE(text.find("the machine changed (was AMD EPYC (AuthenticAMD family 25 model 17 "
+                      "stepping 1), 2 cores, 24 GiB, avx avx2, now AMD EPYC (AuthenticAMD "
+                      "family 25 model 17 stepping 1), 2 cores, 24 GiB, avx avx2 avx512f "
+                      "avx512_bf16): history restarts"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(json::parse(format(report, "json"))["machine_changed"]["now"],
+            hardware::describe({{"hardware", hardware_}}));
+  EXPECT_NE(format(report, "junit").find("<skipped message=\"the machine changed"),
+            std::string::npos);
+  // A baseline given by run id is the user's choice: compared, no restart.
+  options.baseline = "run:" + first;
+  EXPECT_FALSE(check(*db_, options).machine_changed);
+
+  options.baseline = "last:5";
+  add_run("vm", 1.3);
+  report = check(*db_, options);
+  EXPECT_FALSE(report.machine_changed);
+  EXPECT_EQ(report.baseline_uuids, std::vector<std::string>{moved});
+  EXPECT_FALSE(report.regressed());
+}
 
 TEST_F(CheckTest, CalibratedCheckPassesAaAndFlagsASlowdownAndAStep) {
   std::vector<std::string> aa;

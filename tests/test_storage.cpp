@@ -16,8 +16,10 @@
 #include <random>
 #include <sstream>
 
+#include "analysis/analysis.h"
 #include "analysis/effects.h"
 #include "analysis/export.h"
+#include "core/hardware.h"
 #include "core/liveness.h"
 #include "store/internal.h"
 #include "store/storage.h"
@@ -539,6 +541,15 @@ TEST_F(StorageTest, StorageMigratesVersion1AfterABackupCopy) {
     EXPECT_TRUE(has_table(db.connection(), "regressions"));
     ASSERT_EQ(db.trials(run.uuid).size(), 1u);  // the data survived the migration
     EXPECT_EQ(db.trials(run.uuid)[0].result.sample_seconds, (std::vector<double>{0.5, 0.25}));
+    // Its host keeps its id and its fingerprint, which has no hardware: shown as not recorded,
+    // with a hardware class of its own that no recorded host shares.
+    const json host = db.run(run.uuid).record.host;
+    EXPECT_EQ(host, make_run(run.uuid, run.started_at).host);
+    EXPECT_EQ(hardware::describe(host), "hardware not recorded");
+    EXPECT_EQ(hardware::class_id(host), "");
+    EXPECT_EQ(hardware::machine_id(host), sha256_hex(host.dump()));
+    const std::string shown = analysis::format_run(analysis::analyze(db, run.uuid));
+    EXPECT_NE(shown.find("\nhardware not recorded\n"), std::string::npos) << shown;
   }
   // The backup is the file as it was: version 1, the run, no version-2 tables.
   SQLite::Database backup(path + ".schema-v1.bak", SQLite::OPEN_READONLY);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/hardware.h"
 #include "knobs/knobs.h"
 
 namespace tunebench::analysis {
@@ -71,6 +72,9 @@ std::string format_run(const RunReport& report) {
                      r.host.value("hostname", "?"), r.host.value("cpu_model", "?"),
                      r.host.value("cores", 0), r.host.value("numa_nodes", 0),
                      r.software.value("libtorch_build", "?"));
+  // A run stored before the hardware was recorded reads "hardware not recorded".
+  out += hardware::recorded(r.host) ? "hardware " + hardware::describe(r.host) + "\n"
+                                    : hardware::describe(r.host) + "\n";
   if (!r.host_quiet) {
     auto warnings = [](const json& state) {
       std::string said;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "analysis/analysis.h"
+#include "core/hardware.h"
 
 namespace tunebench::check {
 
@@ -48,8 +49,8 @@ bool finished(const storage::Database::StoredRun& run) {
   return run.status == "completed" || run.status == "completed with failures";
 }
 
-// Finished runs before `run` of the same suite on the same host (and software stack), oldest
-// first.
+// Finished runs before `run` of the same suite on the same machine (hostname and hardware class,
+// core/hardware.h) and software stack, oldest first.
 std::vector<std::string> comparable_runs(const storage::Database& db,
                                          const storage::Database::StoredRun& run,
                                          bool across_software) {
@@ -58,7 +59,7 @@ std::vector<std::string> comparable_runs(const storage::Database& db,
     if (uuid == run.record.uuid) break;  // only runs before this one
     const auto other = db.run(uuid);
     if (other.record.suite_name != run.record.suite_name || !finished(other)) continue;
-    if (fingerprint(other.record.host) != fingerprint(run.record.host)) continue;
+    if (hardware::machine_id(other.record.host) != hardware::machine_id(run.record.host)) continue;
     if (!across_software &&
         stack_fingerprint(other.record.software) != stack_fingerprint(run.record.software)) {
       continue;
@@ -66,6 +67,27 @@ std::vector<std::string> comparable_runs(const storage::Database& db,
     out.push_back(uuid);
   }
   return out;
+}
+
+// When `run` has no earlier run of its suite on its machine but its hostname had some on other
+// hardware (or before the hardware was recorded): what the newest of those ran on. Empty when the
+// hostname is new to the suite.
+std::optional<MachineChange> machine_change(const storage::Database& db,
+                                            const storage::Database::StoredRun& run) {
+  std::optional<MachineChange> change;
+  const std::string name = run.record.host.value("hostname", "");
+  for (const auto& uuid : db.run_uuids()) {
+    if (uuid == run.record.uuid) break;
+    const auto other = db.run(uuid);
+    if (other.record.suite_name != run.record.suite_name || !finished(other) ||
+        other.record.host.value("hostname", "") != name ||
+        hardware::machine_id(other.record.host) == hardware::machine_id(run.record.host)) {
+      continue;
+    }
+    change = MachineChange{uuid, hardware::describe(other.record.host),
+                           hardware::describe(run.record.host)};
+  }
+  return change;
 }
 
 // The baseline window: earlier runs of the same suite on the same host (and software), newest
@@ -272,6 +294,11 @@ Report check(const storage::Database& db, const Options& options) {
   report.false_alarm = options.false_alarm;
   const auto run = db.run(report.run_uuid);
   report.baseline_uuids = baseline_runs(db, run, options);
+  if (report.baseline_uuids.empty() && options.baseline.rfind("run:", 0) != 0) {
+    // Not a regression and not bad input: the history of this machine starts here.
+    report.machine_changed = machine_change(db, run);
+    if (report.machine_changed) return report;
+  }
   if (report.baseline_uuids.empty()) {
     throw std::invalid_argument(fmt::format(
         "no baseline for run {}: no earlier finished run of suite '{}' on this host{} matches "
@@ -467,12 +494,23 @@ std::string format(const Report& r, const std::string& format) {
                        {"hi", s.step.hi},
                        {"p_value", s.step.p_value}});
     }
-    return json{{"run", r.run_uuid},          {"baseline", r.baseline_uuids},
-                {"threshold", r.threshold},   {"false_alarm", r.false_alarm},
-                {"calibrated", r.calibrated}, {"flag_level", r.flag_level},
-                {"confirmed", r.confirmed},   {"regressed", r.regressed()},
-                {"unknown", r.unknown()},     {"benchmarks", benchmarks},
-                {"step_changes", steps},      {"stopped_helping", r.stopped_helping}}
+    return json{{"run", r.run_uuid},
+                {"baseline", r.baseline_uuids},
+                {"threshold", r.threshold},
+                {"false_alarm", r.false_alarm},
+                {"calibrated", r.calibrated},
+                {"flag_level", r.flag_level},
+                {"confirmed", r.confirmed},
+                {"regressed", r.regressed()},
+                {"unknown", r.unknown()},
+                {"benchmarks", benchmarks},
+                {"step_changes", steps},
+                {"stopped_helping", r.stopped_helping},
+                {"machine_changed", r.machine_changed
+                                        ? json{{"last_run", r.machine_changed->last_run},
+                                               {"was", r.machine_changed->was},
+                                               {"now", r.machine_changed->now}}
+                                        : json()}}
                .dump(2) +
            "\n";
   }
@@ -486,6 +524,12 @@ std::string format(const Report& r, const std::string& format) {
     out += fmt::format(
         "<testsuite name=\"tunebench check {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
         xml_escape(r.run_uuid), r.benchmarks.size(), failures, errors);
+    if (r.machine_changed) {
+      out += fmt::format(
+          "  <testcase classname=\"machine\" name=\"history\"><skipped message=\"{}\"/>"
+          "</testcase>\n",
+          xml_escape(r.machine_changed->text()));
+    }
     for (const auto& b : r.benchmarks) {
       out += fmt::format("  <testcase classname=\"{}\" name=\"{}\">", xml_escape(b.experiment),
                          xml_escape(b.arm));
@@ -512,6 +556,10 @@ std::string format(const Report& r, const std::string& format) {
     throw std::invalid_argument("--format must be table, md, json or junit, got '" + format + "'");
   }
   const bool md = format == "md";
+  if (r.machine_changed) {
+    return fmt::format("{}run {}: {}\n", md ? "**tunebench check** " : "", r.run_uuid,
+                       r.machine_changed->text());
+  }
   std::string out = fmt::format(
       "{}run {} against {} baseline run(s); threshold {:.0f} %; false-alarm rate {:.1f} % per run "
       "({:.2f} % per benchmark); ratio = run / baseline of the median time per iteration "

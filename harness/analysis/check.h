@@ -80,8 +80,22 @@ struct StepChange {
   detect::Step step;
 };
 
+// The machine a run's hostname ran its suite on before was another (core/hardware.h): its
+// history restarts with this run, which is neither a regression nor a pass.
+struct MachineChange {
+  std::string last_run;  // the newest earlier run of the suite under this hostname
+  std::string was, now;  // hardware::describe of each
+  std::string text() const {
+    return "the machine changed (was " + was + ", now " + now +
+           "): history restarts with this "
+           "run; nothing to compare it with yet (the last run on the old hardware: " +
+           last_run + ")";
+  }
+};
+
 struct Report {
   std::string run_uuid;
+  std::optional<MachineChange> machine_changed;  // set: nothing else is
   std::vector<std::string> baseline_uuids;
   double threshold = 0, false_alarm = 0;
   double per_benchmark_false_alarm = 0;  // false_alarm / benchmarks compared (Bonferroni)

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "analysis/check.h"
+#include "core/hardware.h"
 #include "knobs/cuda.h"
 
 namespace tunebench::hosts {
@@ -326,6 +327,8 @@ Comparison compare_hosts(const storage::Database& db, const Options& options) {
     h.run_uuid = runs[i];
     h.started_at = run.record.started_at;
     h.cpu_model = run.record.host.value("cpu_model", std::string("?"));
+    h.hardware = hardware::describe(run.record.host);
+    h.hardware_class = hardware::class_id(run.record.host);
     const auto cores = run.record.host.find("cores");
     h.cores = cores != run.record.host.end() && cores->is_number() ? cores->get<int>() : 0;
     for (const auto& name : {h.hostname, h.given}) {
@@ -473,14 +476,17 @@ std::string format(const Comparison& c, const std::string& format) {
   if (format == "json") {
     json hosts = json::array();
     for (const auto& h : c.hosts) {
-      hosts.push_back({{"given", h.given},
-                       {"hostname", h.hostname},
-                       {"host_id", h.host_id},
-                       {"run", h.run_uuid},
-                       {"started_at", h.started_at},
-                       {"cpu_model", h.cpu_model},
-                       {"cores", h.cores},
-                       {"price_per_hour", number_or_null(h.price_per_hour)}});
+      hosts.push_back(
+          {{"given", h.given},
+           {"hostname", h.hostname},
+           {"host_id", h.host_id},
+           {"run", h.run_uuid},
+           {"started_at", h.started_at},
+           {"cpu_model", h.cpu_model},
+           {"hardware", h.hardware},
+           {"hardware_class", h.hardware_class.empty() ? json() : json(h.hardware_class)},
+           {"cores", h.cores},
+           {"price_per_hour", number_or_null(h.price_per_hour)}});
     }
     json workloads = json::array();
     for (const auto& w : c.workloads) {
@@ -544,8 +550,11 @@ std::string format(const Comparison& c, const std::string& format) {
                   md ? "**tunebench compare --hosts** " : "", c.suite);
   for (const auto& h : c.hosts) {
     out +=
-        fmt::format("{}{} ({}): run {} ({}), {} cores, {}, {}\n", md ? "- " : "  ", h.hostname,
-                    h.host_id.substr(0, 8), h.run_uuid, h.started_at, h.cores, h.cpu_model,
+        fmt::format("{}{} ({}): run {} ({}), {}, {}\n", md ? "- " : "  ", h.hostname,
+                    h.host_id.substr(0, 8), h.run_uuid, h.started_at,
+                    h.hardware_class.empty()
+                        ? fmt::format("{} cores, {} ({})", h.cores, h.cpu_model, h.hardware)
+                        : h.hardware,
                     std::isfinite(h.price_per_hour) ? fmt::format("{:g} per hour", h.price_per_hour)
                                                     : std::string("no price"));
   }

@@ -54,6 +54,8 @@ struct Host {
   std::string hostname;  // from the run's host fingerprint
   std::string host_id;   // sha256 of the fingerprint
   std::string run_uuid, started_at, cpu_model;
+  std::string hardware;        // hardware::describe: the CPU, its flags, memory, GPUs
+  std::string hardware_class;  // hardware::class_id, "" when not recorded
   int cores = 0;
   double price_per_hour = NAN;  // NaN: no price given
 };

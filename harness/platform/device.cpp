@@ -56,6 +56,7 @@ CudaInfo cuda_info() {
     const cudaDeviceProp* prop = at::cuda::getDeviceProperties(0);
     info.name = prop->name;
     info.total_memory = static_cast<int64_t>(prop->totalGlobalMem);
+    info.capability = std::to_string(prop->major) + "." + std::to_string(prop->minor);
   }
 #endif
   return info;

@@ -23,6 +23,7 @@ struct CudaInfo {
   int device_count = 0;
   std::string name;          // of device 0
   int64_t total_memory = 0;  // bytes, device 0
+  std::string capability;    // compute capability of device 0, e.g. "9.0"
   std::string cuda_runtime;  // e.g. "13.2", as LibTorch was built
   std::string cudnn;         // e.g. "9.26.0", or "" without cuDNN
 };

@@ -2,15 +2,23 @@
 
 #include <ATen/Version.h>
 #include <fmt/format.h>
+#include <sys/utsname.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "core/build_paths.h"
+#include "core/hardware.h"
 #include "platform/compat.h"
 #include "platform/device.h"
 #include "platform/nvml.h"
@@ -40,6 +48,48 @@ std::string first_line(const std::string& path) {
   return trim(line);
 }
 
+// The caches of CPU 0 by level and type ("L1d", "L1i", "L2", "L3") with their sizes ("32K").
+json caches() {
+  json out = json::object();
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
+    if (e.path().filename().string().rfind("index", 0) != 0) continue;
+    const std::string dir = e.path().string(), level = first_line(dir + "/level"),
+                      type = first_line(dir + "/type"), size = first_line(dir + "/size");
+    if (level.empty() || size.empty()) continue;
+    const std::string suffix = type == "Data" ? "d" : type == "Instruction" ? "i" : "";
+    out["L" + level + suffix] = size;
+  }
+  return out;
+}
+
+// The hypervisor under this host, "none" on bare metal: its CPUID signature (leaf 0x40000000,
+// what lscpu's "Hypervisor vendor" reads: KVM, Microsoft Hv, VMware, Xen), else the DMI system
+// vendor ("Amazon EC2", "QEMU"), or "unknown" where the CPU flags one but nothing says which.
+std::string hypervisor(const json& cpu) {
+  const auto flags = cpu.value("flags", json::array());
+  if (std::find(flags.begin(), flags.end(), "hypervisor") == flags.end()) return "none";
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
+  __cpuid(0x40000000, eax, ebx, ecx, edx);
+  char signature[13] = {};
+  std::memcpy(signature, &ebx, 4);
+  std::memcpy(signature + 4, &ecx, 4);
+  std::memcpy(signature + 8, &edx, 4);
+  static const std::map<std::string, std::string> names{
+      {"KVMKVMKVM", "KVM"},     {"Microsoft Hv", "Microsoft Hyper-V"}, {"VMwareVMware", "VMware"},
+      {"XenVMMXenVMM", "Xen"},  {"TCGTCGTCGTCG", "QEMU TCG"},          {"bhyve bhyve ", "bhyve"},
+      {"ACRNACRNACRN", "ACRN"}, {" lrpepyh  vr", "Parallels"}};
+  if (auto it = names.find(signature); it != names.end()) return it->second;
+#endif
+  for (const char* path : {"/sys/hypervisor/type", "/sys/class/dmi/id/sys_vendor"}) {
+    const std::string v = first_line(path);
+    if (!v.empty()) return v;
+  }
+  return "unknown";
+}
+
 }  // namespace
 
 json host_fingerprint() {
@@ -47,17 +97,17 @@ json host_fingerprint() {
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
   h["hostname"] = name;
-  std::istringstream cpuinfo(read_file("/proc/cpuinfo"));
-  std::string line, model;
+  const std::string cpuinfo = read_file("/proc/cpuinfo");
+  std::istringstream lines(cpuinfo);
+  std::string line;
   std::set<std::string> sockets;
-  while (std::getline(cpuinfo, line)) {
+  while (std::getline(lines, line)) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
-    const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
-    if (key == "model name" && model.empty()) model = value;
-    if (key == "physical id") sockets.insert(value);
+    if (trim(line.substr(0, colon)) == "physical id") sockets.insert(trim(line.substr(colon + 1)));
   }
-  h["cpu_model"] = model;
+  json cpu = hardware::cpu_from_cpuinfo(cpuinfo);
+  h["cpu_model"] = cpu.value("model_name", "");
   h["cores"] = sysconf(_SC_NPROCESSORS_ONLN);
   h["sockets"] = std::max<size_t>(1, sockets.size());
   int nodes = 0;
@@ -75,6 +125,23 @@ json host_fingerprint() {
   std::string driver = nvml::driver_version();
   if (driver.empty()) driver = first_line("/proc/driver/nvidia/version");
   h["gpu_driver"] = driver.empty() ? "none" : driver;
+  // What the hardware class and the machine are made of (core/hardware.h), and the
+  // configuration beside them that changes neither.
+  json hw;
+  hw["hypervisor"] = hypervisor(cpu);
+  hw["cpu"] = std::move(cpu);
+  hw["caches"] = caches();
+  for (const char* key : {"cores", "sockets", "numa_nodes", "memory_bytes"}) hw[key] = h[key];
+  hw["gpu"] = {{"count", cuda.device_count},
+               {"name", cuda.name},
+               {"memory_bytes", cuda.total_memory},
+               {"capability", cuda.capability}};
+  h["hardware"] = std::move(hw);
+  struct utsname uts {};
+  h["kernel"] = uname(&uts) == 0 ? uts.release : "unknown";
+  const std::string thp =
+      hardware::bracketed_mode(first_line("/sys/kernel/mm/transparent_hugepage/enabled"));
+  h["transparent_hugepages"] = thp.empty() ? "unavailable" : thp;
   return h;
 }
 
@@ -85,22 +152,9 @@ json software_fingerprint() {
   s["libtorch_version"] = compat::torch_version();
   s["libtorch_build"] = device::build_summary();
   s["compiler"] = __VERSION__;
-  // The BLAS, LAPACK, oneDNN and OpenMP this LibTorch was configured with.
-  std::istringstream config(at::show_config());
-  std::string line;
-  json build = json::object();
-  while (std::getline(config, line)) {
-    line = trim(line);
-    for (const char* key : {"BLAS_INFO", "LAPACK_INFO", "CPU capability", "USE_OPENMP",
-                            "USE_MKLDNN", "USE_CUDA", "USE_CUDNN", "CUDA Runtime", "CuDNN"}) {
-      if (line.find(key) != std::string::npos) build[key] = line;
-    }
-    if (line.find("oneDNN") != std::string::npos || line.find("MKL-DNN") != std::string::npos ||
-        line.find("Intel(R) oneAPI Math Kernel") != std::string::npos ||
-        line.find("OpenMP") != std::string::npos) {
-      build[line.substr(0, line.find(' '))] = line;
-    }
-  }
+  // How this LibTorch was built, one value per key: BLAS_INFO, USE_CUDA, CPU capability
+  // usage, the oneDNN, MKL and OpenMP versions, ...
+  const json build = hardware::parse_torch_config(at::show_config());
   s["libtorch_config"] = build;
   // Debian's LibTorch calls the system's libblas.so.3: name the implementation it resolves to.
   std::error_code ec;
