@@ -1337,7 +1337,7 @@ TEST_F(StorageTest, StorageImportsRunRecordsAsFinishedRuns) {
                        {"ended_at", "2024-05-01T10:05:00Z"},
                        {"trials", trials}};
   std::istringstream lines(record.dump() + "\n\n");
-  EXPECT_EQ(import_records(db, lines), 1);
+  EXPECT_EQ(import_records(db, lines, "records").merged.imported.size(), 1u);
   EXPECT_EQ(db.run(run.uuid).status, "completed");
   EXPECT_EQ(db.run(run.uuid).record.host, run.host);
   ASSERT_EQ(db.trials(run.uuid).size(), 4u);
@@ -1346,12 +1346,86 @@ TEST_F(StorageTest, StorageImportsRunRecordsAsFinishedRuns) {
   EXPECT_FALSE(db.effects(run.uuid).effects.empty());
   std::istringstream bad("\n{\"run\": {}}\n");
   try {
-    import_records(db, bad);
+    import_records(db, bad, "records");
     FAIL() << "a malformed record was stored";
   } catch (const StorageError& e) {
     EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
   }
   EXPECT_EQ(count(db, "runs"), 1);
+}
+
+// export --format records, then import into another file: every run comes back whole — its
+// record (host and software fingerprints included), status, trials with their samples, and the
+// same effects; importing the file again adds nothing. A file from a newer tunebench, or with a
+// malformed line after good ones, stores nothing.
+TEST_F(StorageTest, RunRecordsRoundTripWholeAndABadFileStoresNothing) {
+  Database db(db_path());
+  std::vector<std::string> uuids;
+  for (int r = 0; r < 3; ++r) {
+    RunRecord run =
+        make_run(fmt::format("cdcd000{}-0000-4000-8000-000000000001", r),
+                 fmt::format("2024-05-0{}T10:00:00Z", r + 1), r == 2 ? "bench-2" : "bench-1");
+    run.host["hardware"] = {{"cpu", {{"family", 25}, {"flags", {"avx2"}}}}, {"cores", 2}};
+    db.begin_run(run);
+    for (int t = 0; t < 4; ++t) {
+      db.store_trial(run.uuid, make_spec(run.uuid, t, t % 2 ? "on" : "off"),
+                     make_result("ok", {0.1 * (t % 2 + 1) + 0.001 * r, 0.11 * (t % 2 + 1)}));
+    }
+    db.finish_run(run.uuid, r == 1 ? "completed with failures" : "completed",
+                  fmt::format("2024-05-0{}T10:05:00Z", r + 1));
+    uuids.push_back(run.uuid);
+  }
+  RunRecord running = make_run("cdcd0009-0000-4000-8000-000000000001", "2024-05-09T10:00:00Z");
+  db.begin_run(running);
+  std::ostringstream text;
+  EXPECT_EQ(write_records(db, db.run_uuids(), text), 3);  // the running one is left out
+
+  Database copy(db_path("copy.sqlite"));
+  std::istringstream in(text.str());
+  const auto result = import_records(copy, in, "records.jsonl");
+  EXPECT_EQ(result.records, 3);
+  EXPECT_EQ(result.merged.imported, uuids);
+  EXPECT_EQ(result.merged.hosts_added, 2);
+  for (const auto& uuid : uuids) {
+    EXPECT_EQ(run_record(copy, uuid), run_record(db, uuid)) << uuid;  // record, status, trials
+    const auto a = db.effects(uuid), b = copy.effects(uuid);
+    ASSERT_EQ(a.effects.size(), b.effects.size());
+    ASSERT_FALSE(a.effects.empty());
+    for (size_t i = 0; i < a.effects.size(); ++i) {
+      EXPECT_EQ(a.effects[i].experiment, b.effects[i].experiment);
+      EXPECT_EQ(a.effects[i].text, b.effects[i].text);
+      EXPECT_DOUBLE_EQ(a.effects[i].ratio, b.effects[i].ratio);
+      EXPECT_DOUBLE_EQ(a.effects[i].lo, b.effects[i].lo);
+      EXPECT_DOUBLE_EQ(a.effects[i].hi, b.effects[i].hi);
+    }
+  }
+  std::istringstream again(text.str());
+  const auto second = import_records(copy, again, "records.jsonl");
+  EXPECT_TRUE(second.merged.imported.empty());
+  EXPECT_EQ(second.merged.already_here.size(), 3u);
+  EXPECT_EQ(count(copy, "runs"), 3);
+
+  Database empty(db_path("empty.sqlite"));
+  auto refused = [&](const std::string& records, const std::string& expected) {
+    std::istringstream lines(records);
+    try {
+      import_records(empty, lines, "in.jsonl");
+      ADD_FAILURE() << "stored: " << expected;
+    } catch (const StorageError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(count(empty, "runs"), 0);
+    EXPECT_EQ(count(empty, "hosts"), 0);
+  };
+  json newer = json::parse(text.str().substr(0, text.str().find('\n')));
+  newer["tunebench_records"]["schema_version"] = kSchemaVersion + 1;
+  newer["tunebench_records"]["tunebench"] = "9.0.0";
+  refused(newer.dump() + "\n" + text.str().substr(text.str().find('\n') + 1),
+          fmt::format("in.jsonl: written by a newer tunebench (9.0.0 with records version 1, "
+                      "schema {}); this build reads records version 1 and schema {} at most",
+                      kSchemaVersion + 1, kSchemaVersion));
+  refused(text.str() + "{\"run\": {\"uuid\": \"x\"}}\n", "in.jsonl: line 5: not a run record");
+  refused(text.str() + "{not json\n", "in.jsonl: line 5: not JSON");
 }
 
 // A run whose samples the statistics refuse (an off arm with a zero median) still finishes, and a

@@ -222,12 +222,17 @@ Subcommand add_export(CLI::App& app) {
   auto o = make<ExportOptions>();
   auto* cmd = app.add_subcommand(
       "export",
-      "Export a run's samples as JSON, CSV, or Google Benchmark's JSON (for its compare.py)");
-  cmd->add_option("run", o->run, "run uuid (or a unique prefix) or 'latest'")
+      "Export a run's samples as JSON, CSV, or Google Benchmark's JSON (for its compare.py); or "
+      "runs whole as run records (--format records) that `tunebench import` reads back on "
+      "another machine: hosts, software, trials and samples");
+  cmd->add_option("run", o->run,
+                  "run uuid (or a unique prefix) or 'latest'; with --format records also 'all' "
+                  "(every finished run)")
       ->capture_default_str();
   add_db(cmd, o->db);
-  cmd->add_option("--format", o->format, "json, csv or gbench")
-      ->check(CLI::IsMember({"json", "csv", "gbench"}))
+  cmd->add_option("--format", o->format,
+                  "json, csv or gbench (one run), or records (JSON Lines for `import`)")
+      ->check(CLI::IsMember({"json", "csv", "gbench", "records"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "write to this file instead of stdout");
   return {cmd, [o] { return export_command(*o); }};
@@ -334,14 +339,16 @@ Subcommand add_merge(CLI::App& app) {
   return {cmd, [o] { return merge_command(*o); }};
 }
 
-// Hidden: stores run records (JSON Lines) as finished runs; reports/generate_history.py makes
-// its synthetic histories through it (storage::import_records).
 Subcommand add_import(CLI::App& app) {
   auto o = make<ImportOptions>();
-  auto* cmd = app.add_subcommand("import", "Store run records (JSON Lines) as runs");
-  cmd->group("");
+  auto* cmd = app.add_subcommand(
+      "import",
+      "Store the runs of a run-records file (`export --format records`, e.g. "
+      "results/published/) in a database: each run once (by uuid), with its host, software, "
+      "trials and samples, its effects computed again; a malformed file or one from a newer "
+      "tunebench stores nothing");
   cmd->add_option("file", o->file, "run records, one JSON object a line")->required();
-  add_db(cmd, o->db, "the database to store them in");
+  add_db(cmd, o->db, "the database to store them in (made if missing)");
   return {cmd, [o] { return import_command(*o); }};
 }
 

@@ -4,6 +4,7 @@
 // regression), 2 bad input.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,14 @@ struct MergeOptions {
   std::vector<std::string> files;
 };
 int merge_command(const MergeOptions& options);
+// Per hostname, the machines (core/hardware.h) its runs in `db` ran on, each described.
+std::map<std::string, std::map<std::string, std::string>> machines_by_hostname(
+    const storage::Database& db);
+// One line per imported run's machine whose hostname `before` knew on other hardware: kept
+// apart (another history), said rather than silently mixed.
+void say_other_hardware(const storage::Database& db, const std::string& file,
+                        const std::vector<std::string>& imported,
+                        const std::map<std::string, std::map<std::string, std::string>>& before);
 
 struct ImportOptions {
   std::string db = kDefaultDatabase;

@@ -1,7 +1,6 @@
 // Importing the runs of another tunebench database.
 #include <algorithm>
 #include <filesystem>
-#include <istream>
 
 #include "core/liveness.h"
 #include "store/internal.h"
@@ -350,56 +349,6 @@ void Database::merge_run(internal::MergeSource& from, MergeResult& result) {
     interrupted.erase(std::remove(interrupted.begin(), interrupted.end(), uuid), interrupted.end());
     result.damaged.emplace_back(uuid, bad.what());
   }
-}
-
-namespace {
-
-RunRecord run_record_from_json(const json& j) {
-  RunRecord r;
-  r.uuid = j.at("uuid").get<std::string>();
-  r.suite_name = j.at("suite_name").get<std::string>();
-  r.suite_hash = j.at("suite_hash").get<std::string>();
-  r.suite = j.at("suite");
-  r.label = j.value("label", "");
-  r.git_revision = j.value("git_revision", "");
-  r.command_line = j.value("command_line", "");
-  r.started_at = j.at("started_at").get<std::string>();
-  r.host = j.at("host");
-  r.software = j.at("software");
-  r.host_state = j.value("host_state", json::object());
-  r.host_quiet = j.value("host_quiet", true);
-  return r;
-}
-
-}  // namespace
-
-int import_records(Database& db, std::istream& lines) {
-  int stored = 0, number = 0;
-  std::string line;
-  while (std::getline(lines, line)) {
-    ++number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    RunRecord run;
-    std::vector<std::pair<TrialSpec, TrialResult>> trials;
-    std::string status, ended_at;
-    try {
-      const json j = json::parse(line);
-      run = run_record_from_json(j.at("run"));
-      status = j.at("status").get<std::string>();
-      ended_at = j.at("ended_at").get<std::string>();
-      for (const auto& t : j.at("trials")) {
-        trials.emplace_back(trial_spec_from_json(t.at("spec")),
-                            trial_result_from_json(t.at("result")));
-      }
-    } catch (const std::exception& e) {
-      throw StorageError(fmt::format("line {}: not a run record: {}", number, e.what()));
-    }
-    db.begin_run(run);
-    for (const auto& [spec, result] : trials) db.store_trial(run.uuid, spec, result);
-    db.finish_run(run.uuid, status, ended_at);
-    ++stored;
-  }
-  return stored;
 }
 
 }  // namespace tunebench::storage

@@ -263,15 +263,31 @@ class Database {
   std::string backup_path_;
 };
 
-// Stores finished runs given as records, one JSON object a line:
+// Run records: the text form of runs, one JSON object a line (JSON Lines), that `tunebench export
+// --format records` writes and `tunebench import` reads back whole (store/records.cpp):
+//   {"tunebench_records": {"version": 1, "schema_version": 8, "tunebench": "0.1.0", "runs": N}}
 //   {"run": {uuid, suite_name, suite_hash, suite, label, git_revision, command_line, started_at,
 //            host, software, host_state, host_quiet},
 //    "status": "completed", "ended_at": "…", "trials": [{"spec": {…}, "result": {…}}, …]}
-// (specs and results as core/records.h writes them). Each run is stored as a run that ran here
-// would be: begin_run, store_trial, finish_run, so it gets its effects. Returns the runs stored.
-// Used by reports/generate_history.py (through `tunebench import`) to make synthetic histories
-// without a copy of the schema. A malformed line → StorageError naming its number.
-int import_records(Database& db, std::istream& lines);
+// (specs and results as core/records.h writes them). The header line is optional on import
+// (bench/generate_history.py writes none). Effects are not in the text: they are computed from
+// the trials again on import, as for a merged run.
+inline constexpr int kRecordsVersion = 1;
+nlohmann::json run_record(const Database& db, const std::string& uuid);
+// The header and one line per run; runs still "running" have no final state and are left out.
+// Returns the runs written.
+int write_records(const Database& db, const std::vector<std::string>& uuids, std::ostream& out);
+
+struct ImportResult {
+  Database::MergeResult merged;
+  int records = 0;  // run records the file held
+};
+// Reads every line first: a malformed line (StorageError naming its number) or a file from a
+// newer tunebench (naming its versions and this build's) stores nothing. Then stores the runs in
+// a scratch database beside `db` as runs that ran there would be (begin_run, store_trial,
+// finish_run: so they get their effects) and merges that into `db` (each run once, by uuid: an
+// import of a file already imported adds nothing). `name` names the input in messages.
+ImportResult import_records(Database& db, std::istream& lines, const std::string& name);
 
 // Resolves "latest" or a uuid prefix (at least 4 characters, unique) to a full run uuid;
 // StorageError listing the candidates otherwise.

@@ -2,9 +2,12 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "app/commands.h"
+#include "core/hardware.h"
 #include "core/liveness.h"
 
 namespace tunebench::cli {
@@ -48,6 +51,36 @@ bool say(const std::string& file, const storage::Database::MergeResult& result,
 
 }  // namespace
 
+std::map<std::string, std::map<std::string, std::string>> machines_by_hostname(
+    const storage::Database& db) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (const auto& uuid : db.run_uuids()) {
+    const auto host = db.run(uuid).record.host;
+    out[host.value("hostname", "?")][hardware::machine_id(host)] = hardware::describe(host);
+  }
+  return out;
+}
+
+void say_other_hardware(const storage::Database& db, const std::string& file,
+                        const std::vector<std::string>& imported,
+                        const std::map<std::string, std::map<std::string, std::string>>& before) {
+  std::set<std::string> said;
+  for (const auto& uuid : imported) {
+    const auto host = db.run(uuid).record.host;
+    const std::string name = host.value("hostname", "?"), machine = hardware::machine_id(host);
+    const auto known = before.find(name);
+    if (known == before.end() || known->second.count(machine) || !said.insert(machine).second) {
+      continue;
+    }
+    std::string here;
+    for (const auto& [id, text] : known->second) here += (here.empty() ? "" : "; ") + text;
+    fmt::print(
+        "{}: host '{}' has other hardware there than the runs of that name here (here: {}; "
+        "there: {}): its runs are another machine, with a history of their own\n",
+        file, name, here, hardware::describe(host));
+  }
+}
+
 // A target this merge created is removed again when nothing was stored in it (every source
 // refused or empty of new runs): no empty database is left behind.
 int merge_command(const MergeOptions& options) {
@@ -65,7 +98,9 @@ int merge_command(const MergeOptions& options) {
   };
   try {
     for (const auto& file : options.files) {
+      const auto before = machines_by_hostname(*db);
       const auto result = db->merge_from(file);
+      say_other_hardware(*db, file, result.imported, before);
       stored += result.imported.size() + result.completed.size() + result.updated.size();
       clean = say(file, result, options.db) && clean;
     }

@@ -1,0 +1,86 @@
+# Run records: export every run of a database, import it into another and export it again (the
+# same runs, whole); a second import adds nothing; runs of a known hostname on other hardware are
+# said to be another machine; a file from a newer tunebench, a malformed one and 'all' in another
+# format are refused with nothing stored.
+# Run by ctest: cmake -DTUNEBENCH=<binary> -DSOURCE=<source dir> -DWORK=<scratch dir> -P cli_records.cmake
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+
+function(run_cmd expected_rc out_var)
+  execute_process(COMMAND ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL expected_rc)
+    message(FATAL_ERROR "${ARGN}: exit ${rc}, expected ${expected_rc}\n${out}\n${err}")
+  endif()
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+function(expect text pattern what)
+  if(NOT text MATCHES "${pattern}")
+    message(FATAL_ERROR "${what}: /${pattern}/ missing\n${text}")
+  endif()
+endfunction()
+
+run_cmd(0 made ${CMAKE_COMMAND} -E env TUNEBENCH_BINARY=${TUNEBENCH} ${SOURCE}/.venv/bin/python
+        ${SOURCE}/bench/generate_history.py --out ${WORK}/a.sqlite --runs 3 --trials 8
+        --samples 5 --hosts 1 --no-check)
+run_cmd(0 out ${TUNEBENCH} export all --format records --db ${WORK}/a.sqlite -o ${WORK}/a.jsonl)
+# Lines hold ';', which CMake lists split on: read them as text.
+file(READ ${WORK}/a.jsonl a_text)
+string(REGEX MATCHALL "\n" newlines "${a_text}")
+list(LENGTH newlines n)
+if(NOT n EQUAL 4)
+  message(FATAL_ERROR "export all: ${n} lines, expected a header and 3 runs")
+endif()
+expect("${a_text}" "^\\{\"tunebench_records\":\\{[^\n]*\"runs\":3" "the records' header")
+
+run_cmd(0 out ${TUNEBENCH} import ${WORK}/a.jsonl --db ${WORK}/b.sqlite)
+expect("${out}" "3 run record\\(s\\): imported 3, 0 already here" "import")
+run_cmd(0 out ${TUNEBENCH} export all --format records --db ${WORK}/b.sqlite -o ${WORK}/b.jsonl)
+file(READ ${WORK}/b.jsonl b_text)
+string(FIND "${a_text}" "\n" a_end)
+string(FIND "${b_text}" "\n" b_end)
+string(SUBSTRING "${a_text}" ${a_end} -1 a_runs)
+string(SUBSTRING "${b_text}" ${b_end} -1 b_runs)
+if(NOT a_runs STREQUAL b_runs)
+  message(FATAL_ERROR "export → import → export changed the runs")
+endif()
+run_cmd(0 out ${TUNEBENCH} import ${WORK}/a.jsonl --db ${WORK}/b.sqlite)
+expect("${out}" "imported 0, 3 already here" "a second import")
+
+# The same hostname on recorded hardware, under new run ids: another machine, said.
+run_cmd(0 out python3 -c "
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+with open(sys.argv[2], 'w') as out:
+    for line in lines:
+        j = json.loads(line)
+        if 'run' in j:
+            j['run']['uuid'] = 'f' + j['run']['uuid'][1:]
+            for t in j['trials']:
+                t['spec']['run_uuid'] = j['run']['uuid']
+            j['run']['host']['hardware'] = {'cpu': {'vendor': 'AuthenticAMD', 'family': 25, 'model': 17,
+                'stepping': 1, 'model_name': 'AMD EPYC', 'flags': ['avx2']}, 'cores': 2}
+        out.write(json.dumps(j) + '\\n')
+" ${WORK}/a.jsonl ${WORK}/moved.jsonl)
+run_cmd(0 out ${TUNEBENCH} import ${WORK}/moved.jsonl --db ${WORK}/b.sqlite)
+expect("${out}" "imported 3, 0 already here" "import of the moved host")
+expect("${out}" "host 'nightly-epyc' has other hardware there than the runs of that name here \\(here: hardware not recorded; there: AMD EPYC \\(AuthenticAMD family 25 model 17 stepping 1\\), 2 cores, avx2\\): its runs are another machine" "the moved host")
+
+# Refused, nothing stored: a newer tunebench's file, a malformed line, 'all' as json.
+run_cmd(0 out python3 -c "
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+head = json.loads(lines[0])
+head['tunebench_records']['schema_version'] = 99
+open(sys.argv[2], 'w').write('\\n'.join([json.dumps(head)] + lines[1:]) + '\\n')
+open(sys.argv[3], 'w').write('\\n'.join(lines[:2] + ['{\"run\": {}}']) + '\\n')
+" ${WORK}/a.jsonl ${WORK}/newer.jsonl ${WORK}/bad.jsonl)
+run_cmd(2 out ${TUNEBENCH} import ${WORK}/newer.jsonl --db ${WORK}/c.sqlite)
+expect("${out}" "newer.jsonl: written by a newer tunebench \\(0.1.0 with records version 1, schema 99\\); this build reads records version 1 and schema [0-9]+ at most.*nothing was stored" "a newer file")
+run_cmd(2 out ${TUNEBENCH} import ${WORK}/bad.jsonl --db ${WORK}/c.sqlite)
+expect("${out}" "bad.jsonl: line 3: not a run record" "a malformed file")
+if(EXISTS ${WORK}/c.sqlite)
+  message(FATAL_ERROR "a refused import left ${WORK}/c.sqlite behind")
+endif()
+run_cmd(2 out ${TUNEBENCH} export all --db ${WORK}/a.sqlite)
+expect("${out}" "'all' exports with --format records only" "export all as json")
