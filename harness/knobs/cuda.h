@@ -1,6 +1,6 @@
 // The CUDA family: tf32, cudnn_benchmark, empty_cache, pinned_memory, on_device_alloc, avoid_sync,
 // cuda_graphs, streams_overlap, and the reserved trial settings "device" and "varying_shapes".
-// The CUDA code that produces the evidence is worker/cuda_runtime.cpp (only with TUNEBENCH_CUDA).
+// The CUDA code that produces the evidence is worker/actions/cuda.cpp (only with TUNEBENCH_CUDA).
 #pragma once
 
 #include <nlohmann/json.hpp>
