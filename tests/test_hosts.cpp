@@ -89,6 +89,10 @@ TEST(HostsPure, DefaultSettingsAreEveryKnobOffGlibcAndOneThreadPerCore) {
   EXPECT_FALSE(is_default_settings({{"allocator", "jemalloc"}, {"omp_threads", 8}}, 8));
   EXPECT_FALSE(is_default_settings({{"omp_threads", 8}, {"no_grad", true}}, 8));
   EXPECT_FALSE(is_default_settings(json::object(), 8));
+  // profiler_off OFF records with the profiler: not what a program that sets nothing runs.
+  EXPECT_FALSE(is_default_settings({{"omp_threads", 8}, {"profiler_off", false}}, 8));
+  EXPECT_TRUE(is_default_settings({{"omp_threads", 8}, {"profiler_off", true}}, 8));
+  EXPECT_FALSE(is_default_settings({{"omp_threads", 8}, {"not_a_knob", false}}, 8));
 }
 
 TEST(HostsPure, SamplesForHalfWidthScalesAsOneOverRootN) {

@@ -12,6 +12,7 @@
 #include "analysis/check.h"
 #include "core/hardware.h"
 #include "knobs/cuda.h"
+#include "knobs/knobs.h"
 
 namespace tunebench::hosts {
 
@@ -282,14 +283,14 @@ Prices load_prices(const std::string& path) {
 
 bool is_default_settings(const json& settings, int cores) {
   if (!settings.is_object() || settings.empty()) return false;
-  for (const auto& [knob, value] : settings.items()) {
-    if (knob == "omp_threads") {
-      if (!value.is_number_integer() || value.get<int64_t>() != cores) return false;
-    } else if (knob == "allocator") {
-      if (value != "glibc") return false;
-    } else if (knob != knobs::cuda::kDevice && value != false) {
-      return false;
-    }
+  // What a trial that does not set the knob runs (knobs::unset_value: all cores, glibc, the
+  // debugging APIs off, every other knob off).
+  knobs::HostCaps host;
+  host.cores = cores;
+  for (const auto& [id, value] : settings.items()) {
+    if (id == knobs::cuda::kDevice) continue;
+    const knobs::Knob* knob = knobs::find(id);
+    if (knob == nullptr || knobs::unset_value(*knob, host) != value) return false;
   }
   return true;
 }
