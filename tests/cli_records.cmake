@@ -84,3 +84,17 @@ if(EXISTS ${WORK}/c.sqlite)
 endif()
 run_cmd(2 out ${TUNEBENCH} export all --db ${WORK}/a.sqlite)
 expect("${out}" "'all' exports with --format records only" "export all as json")
+
+# The published dataset (results/published/): every file imports whole into one database, with
+# its hardware recorded, shown by `show`.
+file(GLOB published ${SOURCE}/results/published/*.jsonl)
+list(LENGTH published n_published)
+if(n_published EQUAL 0)
+  message(FATAL_ERROR "results/published/ holds no run records")
+endif()
+foreach(f ${published})
+  run_cmd(0 out ${TUNEBENCH} import ${f} --db ${WORK}/published.sqlite)
+  expect("${out}" "run record\\(s\\): imported [1-9]" "import ${f}")
+  run_cmd(0 out ${TUNEBENCH} show latest --db ${WORK}/published.sqlite)
+  expect("${out}" "\nhardware [^\n]+ family [0-9]+ model [0-9]+ stepping [0-9]+" "show of ${f}")
+endforeach()
