@@ -17,7 +17,9 @@ log() { printf '[setup] %s\n' "$*"; }
 # ccache: the compiler cache (cmake/ccache.cmake) that lets a fresh clone reuse earlier objects.
 # libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for ci/fuzz.sh (clang only recommends it).
 # slurmctld, slurmd, slurm-client, munge: a one-node Slurm cluster for tests/slurm_one_node.sh,
-# which runs ci/slurm/'s fleet for real (the daemons are started by the test, not as services).
+# which runs ci/slurm/'s fleet for real (the daemons are started by the test, not as services);
+# iproute2 and util-linux: the two-node cluster of tests/slurm_two_nodes.sh (a network and UTS
+# namespace per node, a bridge between them).
 # libopenblas0-openmp: without it Debian's LibTorch sends every fp32 matmul to the reference
 # BLAS (libblas.so.3), ~30x slower on this machine (CATALOG.md, blas_backend).
 DEB_PACKAGES=(
@@ -32,7 +34,7 @@ DEB_PACKAGES=(
   libopenblas0-openmp libopenblas-dev
   python3-venv
   chromium fonts-dejavu-core
-  slurmctld slurmd slurm-client munge
+  slurmctld slurmd slurm-client munge iproute2 util-linux
 )
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

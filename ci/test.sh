@@ -17,6 +17,8 @@ done
 
 echo "[test] a one-node Slurm cluster: the fleet, its merge and ranks as job steps (tests/slurm_one_node.sh)"
 bash tests/slurm_one_node.sh build/debian/tunebench || status=1
+echo "[test] a two-node Slurm cluster on this machine: the fleet across nodes, DDP ranks on two nodes, a node killed mid-run (tests/slurm_two_nodes.sh)"
+bash tests/slurm_two_nodes.sh build/debian/tunebench || status=1
 
 echo "[test] fuzzing the suite parser (ci/fuzz.sh, 60 s)"
 bash ci/fuzz.sh 60 || status=1

@@ -80,7 +80,11 @@ TB_RESULTS=$(printf %q "$results")
 TB_EXPECTED_TASKS=$((nodes * tasks))
 ENV
 
-node_job=$(sbatch --parsable --job-name=tunebench-fleet --nodes="$nodes" \
+# --no-kill: a node lost mid-job ends its own tasks, not the whole job (Slurm's default kills
+# the job on every node); --no-requeue: nor is the job then started again from the beginning,
+# waiting for the lost node (Slurm requeues a batch job on a node failure by default) — the
+# merge job runs after it and says MISSING for the lost node's tasks.
+node_job=$(sbatch --parsable --job-name=tunebench-fleet --nodes="$nodes" --no-kill --no-requeue \
   --ntasks-per-node="$tasks" --output="$results/fleet-%j.out" "${extra[@]}" \
   --export=ALL,TB_FLEET_ENV="$results/fleet.env" ci/slurm/node-job.sh)
 node_job=${node_job%%;*}
