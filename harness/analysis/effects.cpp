@@ -26,11 +26,17 @@ const std::string kDeviceReservedNote =
     "peak of the bytes the CUDA caching allocator reserved from the driver over the measured "
     "region (emptyCache() returns reserved memory; allocated bytes never show it)";
 
-// The device memory a CUDA trial's memory effect compares: the reserved peak for empty_cache,
-// the allocated peak otherwise; nullopt for a trial without a device.
+// Whether the knob's memory effect on a device is the reserved peak (Knob::reserved_device_memory).
+bool reserved_memory(const std::string& knob) {
+  const knobs::Knob* k = knobs::find(knob);
+  return k != nullptr && k->reserved_device_memory;
+}
+
+// The device memory a CUDA trial's memory effect compares: the reserved peak for a knob whose row
+// says so (empty_cache), the allocated peak otherwise; nullopt for a trial without a device.
 std::optional<double> device_memory(const std::string& knob, const TrialResult& r) {
   if (r.device_peak_bytes < 0) return std::nullopt;
-  if (knob == "empty_cache") {
+  if (reserved_memory(knob)) {
     const auto reserved = r.evidence.find("device_reserved_peak_bytes");
     if (reserved == r.evidence.end() || !reserved->is_number()) return std::nullopt;
     return reserved->get<double>();
@@ -282,7 +288,7 @@ void add_effects(ExperimentReport& x, Samples& s, const std::string& off, const 
   if (s.device[off].size() == size_t(a_off.ok) && s.device[on].size() == size_t(a_on.ok)) {
     if (s.is_paired) return;
     stats::Effect device = stats::effect(s.device[off], s.device[on]);
-    const std::string& what = x.knob == "empty_cache" ? kDeviceReservedNote : kDevicePeakNote;
+    const std::string& what = reserved_memory(x.knob) ? kDeviceReservedNote : kDevicePeakNote;
     device.note = what + (device.note.empty() ? "" : "; " + device.note);
     x.effects.push_back({"peak memory", compared, device});
     return;

@@ -78,6 +78,9 @@ struct Knob {
   // What a trial that does not set the knob runs where that is neither arm, in words
   // (fused_adamw: both arms are AdamW, a trial without it trains with SGD); empty: one of the arms.
   std::string unset_runs{};
+  // The memory effect on a CUDA device compares the caching allocator's reserved peak (what
+  // emptyCache() gives back; allocated bytes never show it) instead of the allocated peak.
+  bool reserved_device_memory = false;
 };
 
 // Facts about this host that decide applicability.
