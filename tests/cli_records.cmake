@@ -66,6 +66,31 @@ run_cmd(0 out ${TUNEBENCH} import ${WORK}/moved.jsonl --db ${WORK}/b.sqlite)
 expect("${out}" "imported 3, 0 already here" "import of the moved host")
 expect("${out}" "host 'nightly-epyc' has other hardware there than the runs of that name here \\(here: hardware not recorded; there: AMD EPYC \\(AuthenticAMD family 25 model 17 stepping 1\\), 2 cores, avx2\\): its runs are another machine" "the moved host")
 
+# A fleet node built against another LibTorch: merging the nodes' files says so, naming both.
+run_cmd(0 out python3 -c "
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+with open(sys.argv[2], 'w') as out:
+    for line in lines:
+        j = json.loads(line)
+        if 'run' in j:
+            j['run']['uuid'] = 'e' + j['run']['uuid'][1:]
+            for t in j['trials']:
+                t['spec']['run_uuid'] = j['run']['uuid']
+            j['run']['host']['hostname'] = 'node-b'
+            j['run']['software']['libtorch_build'] = 'LibTorch 2.5.1 (CPU only)'
+        out.write(json.dumps(j) + '\\n')
+" ${WORK}/a.jsonl ${WORK}/node-b.jsonl)
+run_cmd(0 out ${TUNEBENCH} import ${WORK}/a.jsonl --db ${WORK}/node-a.sqlite)
+run_cmd(0 out ${TUNEBENCH} import ${WORK}/node-b.jsonl --db ${WORK}/node-b.sqlite)
+run_cmd(0 out ${TUNEBENCH} merge ${WORK}/node-a.sqlite ${WORK}/node-b.sqlite --db ${WORK}/fleet.sqlite)
+expect("${out}" "warning: suite 'nightly': the hosts' latest runs merged here ran on 2 LibTorch builds \\(LibTorch 2.1.0 \\(CPU only\\) on nightly-epyc; LibTorch 2.5.1 \\(CPU only\\) on node-b\\)" "merge of nodes on two LibTorch builds")
+# One host whose history spans a LibTorch upgrade (the synthetic history's software A/B): no warning.
+run_cmd(0 out ${TUNEBENCH} merge ${WORK}/node-a.sqlite --db ${WORK}/fleet-a.sqlite)
+if(out MATCHES "LibTorch builds")
+  message(FATAL_ERROR "one LibTorch build warned about: ${out}")
+endif()
+
 # Refused, nothing stored: a newer tunebench's file, a malformed line, 'all' as json.
 run_cmd(0 out python3 -c "
 import json, sys

@@ -81,6 +81,47 @@ void say_other_hardware(const storage::Database& db, const std::string& file,
   }
 }
 
+namespace {
+
+// The LibTorch build of a run, as the software fingerprint names it.
+std::string libtorch_of(const nlohmann::json& software) {
+  return software.value("libtorch_build", software.value("libtorch_version", std::string("?")));
+}
+
+// One message per suite whose hosts' latest runs merged here ran on different LibTorch builds (a
+// fleet node built against another LibTorch): their numbers are another software's, which check
+// and compare keep apart; said, so that a fleet's table is not read as one software's. One host
+// whose history spans a LibTorch upgrade is not this.
+void say_other_libtorch(const storage::Database& db, const std::vector<std::string>& merged) {
+  // suite → host → (started_at, build) of its latest run merged here
+  std::map<std::string, std::map<std::string, std::pair<std::string, std::string>>> latest;
+  for (const auto& uuid : merged) {
+    const auto run = db.run(uuid);
+    auto& slot = latest[run.record.suite_name][run.record.host.value("hostname", "?")];
+    if (run.record.started_at >= slot.first) {
+      slot = {run.record.started_at, libtorch_of(run.record.software)};
+    }
+  }
+  for (const auto& [suite, hosts] : latest) {
+    std::map<std::string, std::set<std::string>> by_build;
+    for (const auto& [host, run] : hosts) by_build[run.second].insert(host);
+    if (by_build.size() < 2) continue;
+    std::string list;
+    for (const auto& [build, names] : by_build) {
+      std::string joined;
+      for (const auto& h : names) joined += (joined.empty() ? "" : ", ") + h;
+      list += fmt::format("{}{} on {}", list.empty() ? "" : "; ", build, joined);
+    }
+    fmt::print(stderr,
+               "tunebench: warning: suite '{}': the hosts' latest runs merged here ran on {} "
+               "LibTorch builds ({}): different software, which check and compare --hosts keep "
+               "apart; build every node against the same LibTorch to compare them\n",
+               suite, by_build.size(), list);
+  }
+}
+
+}  // namespace
+
 // A target this merge created is removed again when nothing was stored in it (every source
 // refused or empty of new runs): no empty database is left behind.
 int merge_command(const MergeOptions& options) {
@@ -97,13 +138,17 @@ int merge_command(const MergeOptions& options) {
     fmt::print(stderr, "nothing was imported: {} was not created\n", options.db);
   };
   try {
+    std::vector<std::string> merged;
     for (const auto& file : options.files) {
       const auto before = machines_by_hostname(*db);
       const auto result = db->merge_from(file);
       say_other_hardware(*db, file, result.imported, before);
       stored += result.imported.size() + result.completed.size() + result.updated.size();
       clean = say(file, result, options.db) && clean;
+      merged.insert(merged.end(), result.imported.begin(), result.imported.end());
+      merged.insert(merged.end(), result.completed.begin(), result.completed.end());
     }
+    say_other_libtorch(*db, merged);
   } catch (...) {
     remove_if_unused();
     throw;
