@@ -14,31 +14,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-build/debian/tunebench}")
-for program in munged slurmctld slurmd sbatch srun scontrol sqlite3; do
-  command -v "$program" > /dev/null || {
-    echo "tests/slurm_one_node.sh: $program is missing (ci/setup.sh installs slurm-wlm, munge, sqlite3)" >&2
-    exit 1
-  }
-done
-[[ $(id -u) == 0 ]] || { echo "tests/slurm_one_node.sh: slurmd needs root" >&2; exit 1; }
-
-dir=$(mktemp -d /tmp/tunebench-slurm-XXXXXX)
-chmod 755 "$dir"
-mkdir -p "$dir"/{state,spool,log}
-export SLURM_CONF=$dir/slurm.conf
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$dir"/log/*.log "$dir"/results*/fleet-*.out "$dir"/results*/merge-*.out; do
-    [[ -f $f ]] && { echo "--- $f" >&2; tail -n 30 "$f" >&2; }
-  done
-  for f in "$dir"/results*/fleet.sqlite; do
-    [[ -f $f ]] && { echo "--- trials not ok in $f" >&2; sqlite3 "$f" "SELECT experiment, arm, status, error, worker_stderr FROM trials WHERE status != 'ok'" >&2; }
-  done
-  exit 1
-}
+# shellcheck source=tests/slurm_cluster.sh
+source tests/slurm_cluster.sh
+slurm_require munged slurmctld slurmd sbatch srun scontrol sqlite3
+slurm_make_dir
 cleanup() {
   scontrol shutdown > /dev/null 2>&1 || true
-  for pid in "$dir"/slurmctld.pid "$dir"/slurmd.pid "$dir"/munged.pid; do
+  for pid in "$dir"/slurmctld.pid "$dir"/slurmd-*.pid "$dir"/munged.pid; do
     [[ -f $pid ]] && kill "$(cat "$pid")" 2> /dev/null || true
   done
   sleep 1
@@ -47,45 +29,13 @@ cleanup() {
 trap cleanup EXIT
 
 host=$(hostname -s)
-port=$((20000 + RANDOM % 20000))
-head -c 1024 /dev/urandom > "$dir/munge.key"
-chmod 600 "$dir/munge.key"
-munged --force --socket="$dir/munge.sock" --key-file="$dir/munge.key" --log-file="$dir/log/munged.log" \
-  --pid-file="$dir/munged.pid" --seed-file="$dir/munge.seed"
-cat > "$SLURM_CONF" << EOF2
-ClusterName=tunebench-test
-SlurmctldHost=$host
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$dir/munge.sock
-SlurmctldPort=$port
-SlurmdPort=$((port + 1))
-StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
-SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
-SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
-MpiDefault=none
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
-PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-EOF2
+slurm_start_munge
+slurm_write_conf tunebench-test "$host" \
+  "NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN"
+mkdir -p "$dir/spool/$host"
 slurmctld
 slurmd
-for _ in $(seq 60); do
-  [[ $(sinfo -h -o %T 2> /dev/null) == idle ]] && break
-  sleep 0.5
-done
-[[ $(sinfo -h -o %T) == idle ]] || fail "the one-node cluster did not come up: $(sinfo 2>&1)"
+slurm_wait_idle
 echo "[slurm] one-node cluster up: $host, $(nproc) CPUs"
 
 # 1. Two tasks and the DDP suite across the allocation.

@@ -16,29 +16,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-build/debian/tunebench}")
-for program in munged slurmctld slurmd sbatch srun scontrol sqlite3 ip nsenter unshare; do
-  command -v "$program" > /dev/null || {
-    echo "tests/slurm_two_nodes.sh: $program is missing (ci/setup.sh installs slurm-wlm, munge, sqlite3, iproute2)" >&2
-    exit 1
-  }
-done
-[[ $(id -u) == 0 ]] || { echo "tests/slurm_two_nodes.sh: namespaces and slurmd need root" >&2; exit 1; }
-
-dir=$(mktemp -d /tmp/tunebench-slurm2-XXXXXX)
-chmod 755 "$dir"
-mkdir -p "$dir"/{state,log}
-export SLURM_CONF=$dir/slurm.conf
+# shellcheck source=tests/slurm_cluster.sh
+source tests/slurm_cluster.sh
+slurm_require munged slurmctld slurmd sbatch srun scontrol sqlite3 ip nsenter unshare
+slurm_make_dir
 tag=$$
 net=10.213.$((20 + RANDOM % 200))
 bridge=tbbr$tag
 host=$(hostname -s)
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$dir"/log/*.log "$dir"/results*/fleet-*.out "$dir"/results*/merge-*.out; do
-    [[ -f $f ]] && { echo "--- $f" >&2; tail -n 30 "$f" >&2; }
-  done
-  exit 1
-}
 cleanup() {
   scontrol shutdown > /dev/null 2>&1 || true
   sleep 1
@@ -70,41 +55,11 @@ for i in 1 2; do
   ip -n "$ns" link set lo up
 done
 
-port=$((20000 + RANDOM % 20000))
-head -c 1024 /dev/urandom > "$dir/munge.key"
-chmod 600 "$dir/munge.key"
-munged --force --socket="$dir/munge.sock" --key-file="$dir/munge.key" --log-file="$dir/log/munged.log" \
-  --pid-file="$dir/munged.pid" --seed-file="$dir/munge.seed"
+slurm_start_munge
 # SlurmdTimeout 10: a killed node is DOWN within seconds, not the default five minutes.
-cat > "$SLURM_CONF" << EOF2
-ClusterName=tunebench-two-nodes
-SlurmctldHost=$host($net.1)
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$dir/munge.sock
-SlurmctldPort=$port
-SlurmdPort=$((port + 1))
-StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool/%n
-SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd-%n.pid
-SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd-%n.log
-SlurmdTimeout=10
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
-MpiDefault=none
-NodeName=tbnode1 NodeAddr=$net.11 CPUs=$(nproc) State=UNKNOWN
-NodeName=tbnode2 NodeAddr=$net.12 CPUs=$(nproc) State=UNKNOWN
-PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-EOF2
+slurm_write_conf tunebench-two-nodes "$host($net.1)" SlurmdTimeout=10 \
+  "NodeName=tbnode1 NodeAddr=$net.11 CPUs=$(nproc) State=UNKNOWN" \
+  "NodeName=tbnode2 NodeAddr=$net.12 CPUs=$(nproc) State=UNKNOWN"
 slurmctld
 # nsenter, not `ip netns exec`: the latter mounts a sysfs of its own, which hides the cgroup
 # filesystem slurmd reads.
@@ -113,11 +68,7 @@ for i in 1 2; do
   nsenter --net="/run/netns/tb$tag-$i" unshare --uts --mount --propagation private sh -c \
     "hostname tbnode$i && mount --bind '$dir/hosts' /etc/hosts && exec slurmd -N tbnode$i"
 done
-for _ in $(seq 60); do
-  [[ $(sinfo -h -o %T 2> /dev/null | sort -u) == idle ]] && break
-  sleep 0.5
-done
-[[ $(sinfo -h -o %T | sort -u) == idle ]] || fail "the two-node cluster did not come up: $(sinfo 2>&1)"
+slurm_wait_idle
 echo "[slurm] two-node cluster up: tbnode1 ($net.11), tbnode2 ($net.12), controller $host ($net.1)"
 
 # 1. One task per node and the DDP suite with a rank on each node.
