@@ -21,6 +21,7 @@
 #include "analysis/export.h"
 #include "core/hardware.h"
 #include "core/liveness.h"
+#include "store/columns.h"
 #include "store/internal.h"
 #include "store/storage.h"
 #include "store/trial_columns.h"
@@ -883,6 +884,110 @@ TEST_F(StorageTest, StorageTrialColumnListDrivesCreateInsertSelect) {
   EXPECT_EQ(names[0], "id");
   for (size_t i = 0; i < trial_columns().size(); ++i)
     EXPECT_EQ(names[i + 1], trial_columns()[i].name);
+}
+
+// The effects table is made from its list as the trials table is: a new column is one entry, and
+// the store writes and reads it back with nothing else changed; the database's own effects table
+// has exactly the list's columns, in order (so do the other listed tables).
+TEST_F(StorageTest, StorageEffectColumnListDrivesCreateInsertSelect) {
+  std::vector<EffectColumn> columns = effect_columns();
+  columns.push_back({"resample_seconds", "REAL", 9,
+                     [](SQLite::Statement& st, const char* p, const EffectRow& row) {
+                       st.bind(p, row.effect.confidence * 10);
+                     },
+                     [](const SQLite::Column& c, Database::StoredEffect& e) {
+                       e.note = "took " + std::to_string(c.getInt()) + " s";
+                     }});
+  EXPECT_EQ(create_table_sql("effects", columns, 8).find("resample_seconds"), std::string::npos);
+  const std::string create = create_table_sql("effects", columns, 9, "", "PRIMARY KEY (x)");
+  EXPECT_NE(create.find("  resample_seconds REAL,\n  PRIMARY KEY (x)\n);"), std::string::npos)
+      << create;
+  EXPECT_EQ(add_columns_sql("effects", columns, 9),
+            "ALTER TABLE effects ADD COLUMN resample_seconds REAL;\n");
+  SQLite::Database raw(":memory:", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  raw.exec("CREATE TABLE runs (uuid TEXT PRIMARY KEY);");
+  raw.exec(create_table_sql("effects", columns, 9, "", "PRIMARY KEY (run_uuid, position)"));
+  Database::StoredEffect effect{"no_grad", "effect", "time", "on vs off",
+                                0.8,       0.75,     0.85,   0.95,
+                                2000,      "helps",  "",     "0.80x [0.75, 0.85] helps"};
+  SQLite::Statement insert(raw, insert_sql("effects", columns));
+  bind_row(insert, columns, EffectRow{"r1", 0, effect});
+  insert.exec();
+  SQLite::Statement select(raw, "SELECT " + column_names(columns) + " FROM effects");
+  ASSERT_TRUE(select.executeStep());
+  Database::StoredEffect back;
+  read_row(select, columns, back);
+  EXPECT_EQ(back.note, "took 9 s");
+  EXPECT_EQ(back.text, effect.text);
+  EXPECT_DOUBLE_EQ(back.lo, 0.75);
+
+  Database db(db_path());
+  auto names_of = [&](const std::string& table) {
+    SQLite::Statement info(db.connection(), "SELECT name FROM pragma_table_info(?) ORDER BY cid");
+    info.bind(1, table);
+    std::vector<std::string> names;
+    while (info.executeStep()) names.push_back(info.getColumn(0).getString());
+    return names;
+  };
+  auto listed = [](const auto& list) {
+    std::vector<std::string> names;
+    for (const auto& c : list) names.push_back(c.name);
+    return names;
+  };
+  EXPECT_EQ(names_of("effects"), listed(effect_columns()));
+  EXPECT_EQ(names_of("arm_summaries"), listed(arm_columns()));
+  EXPECT_EQ(names_of("noise_floors"), listed(floor_columns()));
+  EXPECT_EQ(names_of("runs"), listed(run_columns()));
+  auto findings = listed(finding_columns());
+  findings.insert(findings.begin(), "id");
+  EXPECT_EQ(names_of("regressions"), findings);
+}
+
+// Merge copies the columns both files have, whatever wrote the other file: a column only the
+// other file has is left there, one only this file has takes its default, and every run, trial,
+// sample, finding and floor comes across.
+TEST_F(StorageTest, StorageMergeCopiesTheColumnsBothFilesHave) {
+  const std::string other_path = db_path("other.sqlite");
+  const RunRecord run =
+      make_run("ffff0001-0000-4000-8000-000000000001", "2024-05-01T12:00:00Z", "bench-2");
+  {
+    Database other(other_path);
+    other.begin_run(run);
+    for (int t = 0; t < 4; ++t) {
+      other.store_trial(run.uuid, make_spec(run.uuid, t, t % 2 ? "on" : "off"),
+                        make_result("ok", {0.1 * (t + 1), 0.2 * (t + 1)}));
+    }
+    other.finish_run(run.uuid, "completed", "2024-05-01T12:05:00Z");
+    Database::Finding f{"x", "on", "regression", 1.2, 1.1, 1.3, "slower"};
+    other.store_findings(run.uuid, {}, 0.05, "2024-05-02T00:00:00Z", {f});
+    Database::NoiseFloor floor;
+    floor.experiment = "x";
+    floor.arm = "on";
+    floor.run_uuids = {run.uuid};
+    floor.sigma_log = 0.01;
+    floor.min_detectable = 0.03;
+    floor.calibrated_at = "2024-05-02T00:00:00Z";
+    other.store_noise_floors(run.uuid, {floor});
+  }
+  {
+    // Columns a later tunebench might have added there, and one this file has that is gone there.
+    SQLite::Database raw(other_path, SQLite::OPEN_READWRITE);
+    for (const char* table : {"runs", "trials", "samples", "regressions", "noise_floors"})
+      raw.exec(std::string("ALTER TABLE ") + table + " ADD COLUMN later_column TEXT DEFAULT 'x'");
+    raw.exec("ALTER TABLE trials DROP COLUMN check_value");
+  }
+  Database here(db_path("here.sqlite"));
+  const auto result = here.merge_from(other_path);
+  EXPECT_EQ(result.imported, std::vector<std::string>{run.uuid});
+  EXPECT_EQ(here.run(run.uuid).status, "completed");
+  const auto trials = here.trials(run.uuid);
+  ASSERT_EQ(trials.size(), 4u);
+  EXPECT_EQ(trials[3].result.sample_seconds, (std::vector<double>{0.4, 0.8}));
+  EXPECT_EQ(trials[3].result.check_value, 0);  // NULL: the other file no longer had it
+  EXPECT_EQ(trials[3].result.peak_rss_bytes, make_result("ok", {}).peak_rss_bytes);
+  EXPECT_EQ(here.findings(run.uuid).size(), 1u);
+  EXPECT_EQ(here.noise_floors(run.uuid).size(), 1u);
+  EXPECT_EQ(count(here, "samples"), 8);
 }
 
 void store_two_arms(Database& db, const RunRecord& run, const json& orchestrator = json()) {

@@ -1,4 +1,6 @@
-// What analysis computed for a run (schema version 3): the arm_summaries and effects tables.
+// What analysis computed for a run (schema version 3): the arm_summaries and effects tables, each
+// by its column list (columns.h).
+#include "store/columns.h"
 #include "store/internal.h"
 
 namespace tunebench::storage {
@@ -9,56 +11,124 @@ using internal::number_or_nan;
 
 namespace {
 
-constexpr const char* kArmColumns =
-    "run_uuid, position, experiment, arm, trials_ok, trials_failed, trials_invalid, samples, "
-    "median_seconds, mad_seconds, cv, trial_median_seconds, trial_median_low_seconds, "
-    "trial_median_high_seconds, peak_rss_bytes, probe_seconds, page_faults_per_iteration, "
-    "items_per_second";
-constexpr const char* kEffectColumns =
-    "run_uuid, position, experiment, kind, metric, compared, ratio, lo, hi, confidence, "
-    "resamples, verdict, note, text";
+using St = SQLite::Statement;
+using Col = SQLite::Column;
+using Arm = Database::ArmSummary;
+using Effect = Database::StoredEffect;
 
-void insert_arm(SQLite::Statement& st, const std::string& run_uuid, int position,
-                const Database::ArmSummary& a) {
-  st.bind(1, run_uuid);
-  st.bind(2, position);
-  st.bind(3, a.experiment);
-  st.bind(4, a.arm);
-  st.bind(5, a.ok);
-  st.bind(6, a.failed);
-  st.bind(7, a.invalid);
-  st.bind(8, a.samples);
-  int index = 9;
-  for (double v : {a.median_seconds, a.mad_seconds, a.cv, a.trial_median_seconds,
-                   a.trial_median_low_seconds, a.trial_median_high_seconds, a.peak_rss_bytes,
-                   a.probe_seconds, a.page_faults_per_iteration, a.items_per_second}) {
-    bind_number_or_null(st, index++, v);
-  }
-  st.exec();
-  st.reset();
+// The bind and read of a REAL column that NaN leaves NULL and that reads back as NaN: the row's
+// `part` (arm, effect) holds `field`, as the stored row does.
+#define TB_NUMBER(part, field)                                                            \
+  [](St& st, const char* p, const auto& r) { bind_number_or_null(st, p, r.part.field); }, \
+      [](const Col& c, auto& s) { s.field = number_or_nan(c); }
+
+// The list itself, one entry per column in table order: long because it is the whole table.
+std::vector<ArmColumn> make_arm_columns() {
+  // clang-format off
+  return {
+    {"run_uuid", "TEXT NOT NULL REFERENCES runs (uuid) ON DELETE CASCADE", 3,
+     [](St& st, const char* p, const ArmRow& r) { st.bind(p, r.run_uuid); }, nullptr},
+    // order of the arm's first trial in the run
+    {"position", "INTEGER NOT NULL", 3,
+     [](St& st, const char* p, const ArmRow& r) { st.bind(p, r.position); }, nullptr},
+    {"experiment", "TEXT NOT NULL", 3,
+     [](St& st, const char* p, const ArmRow& r) { st.bind(p, r.arm.experiment); },
+     [](const Col& c, Arm& a) { a.experiment = c.getString(); }},
+    {"arm", "TEXT NOT NULL", 3,
+     [](St& st, const char* p, const ArmRow& r) { st.bind(p, r.arm.arm); },
+     [](const Col& c, Arm& a) { a.arm = c.getString(); }},
+    {"trials_ok", "INTEGER NOT NULL", 3,
+     [](St& st, const char* p, const ArmRow& r) { st.bind(p, r.arm.ok); },
+     [](const Col& c, Arm& a) { a.ok = c.getInt(); }},
+    {"trials_failed", "INTEGER NOT NULL", 3,
+     [](St& st, const char* p, const ArmRow& r) { st.bind(p, r.arm.failed); },
+     [](const Col& c, Arm& a) { a.failed = c.getInt(); }},
+    {"trials_invalid", "INTEGER NOT NULL", 3,
+     [](St& st, const char* p, const ArmRow& r) { st.bind(p, r.arm.invalid); },
+     [](const Col& c, Arm& a) { a.invalid = c.getInt(); }},
+    // samples of the ok trials, pooled
+    {"samples", "INTEGER NOT NULL", 3,
+     [](St& st, const char* p, const ArmRow& r) { st.bind(p, r.arm.samples); },
+     [](const Col& c, Arm& a) { a.samples = c.getInt64(); }},
+    // Of the pooled samples; NULL without an ok trial. mad: unscaled; cv: stddev / mean.
+    {"median_seconds", "REAL", 3, TB_NUMBER(arm, median_seconds)},
+    {"mad_seconds", "REAL", 3, TB_NUMBER(arm, mad_seconds)},
+    {"cv", "REAL", 3, TB_NUMBER(arm, cv)},
+    // Median, lowest and highest of the ok trials' medians.
+    {"trial_median_seconds", "REAL", 3, TB_NUMBER(arm, trial_median_seconds)},
+    {"trial_median_low_seconds", "REAL", 3, TB_NUMBER(arm, trial_median_low_seconds)},
+    {"trial_median_high_seconds", "REAL", 3, TB_NUMBER(arm, trial_median_high_seconds)},
+    // Medians over the ok trials.
+    {"peak_rss_bytes", "REAL", 3, TB_NUMBER(arm, peak_rss_bytes)},
+    {"probe_seconds", "REAL", 3, TB_NUMBER(arm, probe_seconds)},
+    {"page_faults_per_iteration", "REAL", 3, TB_NUMBER(arm, page_faults_per_iteration)},
+    {"items_per_second", "REAL", 3, TB_NUMBER(arm, items_per_second)},
+  };
+  // clang-format on
 }
 
-void insert_effect(SQLite::Statement& st, const std::string& run_uuid, int position,
-                   const Database::StoredEffect& e) {
-  st.bind(1, run_uuid);
-  st.bind(2, position);
-  st.bind(3, e.experiment);
-  st.bind(4, e.kind);
-  st.bind(5, e.metric);
-  st.bind(6, e.compared);
-  bind_number_or_null(st, 7, e.ratio);
-  bind_number_or_null(st, 8, e.lo);
-  bind_number_or_null(st, 9, e.hi);
-  st.bind(10, e.confidence);
-  st.bind(11, e.resamples);
-  st.bind(12, e.verdict);
-  st.bind(13, e.note);
-  st.bind(14, e.text);
-  st.exec();
-  st.reset();
+// The list itself, one entry per column in table order: long because it is the whole table.
+std::vector<EffectColumn> make_effect_columns() {
+  // clang-format off
+  return {
+    {"run_uuid", "TEXT NOT NULL REFERENCES runs (uuid) ON DELETE CASCADE", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.run_uuid); }, nullptr},
+    // order within the run: experiments, then their effects
+    {"position", "INTEGER NOT NULL", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.position); }, nullptr},
+    {"experiment", "TEXT NOT NULL", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.effect.experiment); },
+     [](const Col& c, Effect& e) { e.experiment = c.getString(); }},
+    {"kind", "TEXT NOT NULL CHECK (kind IN ('effect', 'main effect', 'interaction', 'none'))", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.effect.kind); },
+     [](const Col& c, Effect& e) { e.kind = c.getString(); }},
+    // time, peak memory, peak RSS
+    {"metric", "TEXT NOT NULL", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.effect.metric); },
+     [](const Col& c, Effect& e) { e.metric = c.getString(); }},
+    // on vs off, CELL vs BASE, main effect of X, interaction X x Y
+    {"compared", "TEXT NOT NULL", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.effect.compared); },
+     [](const Col& c, Effect& e) { e.compared = c.getString(); }},
+    // on / off of the medians, or the contrast; the bootstrap interval; NULL when undefined
+    {"ratio", "REAL", 3, TB_NUMBER(effect, ratio)},
+    {"lo", "REAL", 3, TB_NUMBER(effect, lo)},
+    {"hi", "REAL", 3, TB_NUMBER(effect, hi)},
+    {"confidence", "REAL NOT NULL", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.effect.confidence); },
+     [](const Col& c, Effect& e) { e.confidence = c.getDouble(); }},
+    {"resamples", "INTEGER NOT NULL", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.effect.resamples); },
+     [](const Col& c, Effect& e) { e.resamples = c.getInt(); }},
+    // helps, hurts, no measurable effect, insufficient data ('' for none)
+    {"verdict", "TEXT NOT NULL", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.effect.verdict); },
+     [](const Col& c, Effect& e) { e.verdict = c.getString(); }},
+    // caveats; for kind 'none', why no effect was computed
+    {"note", "TEXT NOT NULL", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.effect.note); },
+     [](const Col& c, Effect& e) { e.note = c.getString(); }},
+    // as tunebench show prints it: "0.62x [0.58, 0.66] helps"
+    {"text", "TEXT NOT NULL", 3,
+     [](St& st, const char* p, const EffectRow& r) { st.bind(p, r.effect.text); },
+     [](const Col& c, Effect& e) { e.text = c.getString(); }},
+  };
+  // clang-format on
 }
+
+#undef TB_NUMBER
 
 }  // namespace
+
+const std::vector<ArmColumn>& arm_columns() {
+  static const std::vector<ArmColumn> columns = make_arm_columns();
+  return columns;
+}
+
+const std::vector<EffectColumn>& effect_columns() {
+  static const std::vector<EffectColumn> columns = make_effect_columns();
+  return columns;
+}
 
 void Database::store_effects(const std::string& run_uuid, const RunEffects& effects) {
   guarded(path_, "cannot store the effects of run " + run_uuid, [&] {
@@ -71,14 +141,18 @@ void Database::store_effects(const std::string& run_uuid, const RunEffects& effe
         clear.bind(1, run_uuid);
         clear.exec();
       }
-      SQLite::Statement arms(*db_, fmt::format("INSERT INTO arm_summaries ({}) VALUES ({})",
-                                               kArmColumns, internal::placeholders(18)));
-      for (size_t i = 0; i < effects.arms.size(); ++i)
-        insert_arm(arms, run_uuid, int(i), effects.arms[i]);
-      SQLite::Statement rows(*db_, fmt::format("INSERT INTO effects ({}) VALUES ({})",
-                                               kEffectColumns, internal::placeholders(14)));
-      for (size_t i = 0; i < effects.effects.size(); ++i)
-        insert_effect(rows, run_uuid, int(i), effects.effects[i]);
+      SQLite::Statement arms(*db_, insert_sql("arm_summaries", arm_columns()));
+      for (size_t i = 0; i < effects.arms.size(); ++i) {
+        bind_row(arms, arm_columns(), ArmRow{run_uuid, int(i), effects.arms[i]});
+        arms.exec();
+        arms.reset();
+      }
+      SQLite::Statement rows(*db_, insert_sql("effects", effect_columns()));
+      for (size_t i = 0; i < effects.effects.size(); ++i) {
+        bind_row(rows, effect_columns(), EffectRow{run_uuid, int(i), effects.effects[i]});
+        rows.exec();
+        rows.reset();
+      }
     });
   });
 }
@@ -88,47 +162,20 @@ Database::RunEffects Database::effects(const std::string& run_uuid) const {
     RunEffects out;
     SQLite::Statement arms(*db_, fmt::format("SELECT {} FROM arm_summaries WHERE run_uuid = ? "
                                              "ORDER BY position",
-                                             kArmColumns));
+                                             column_names(arm_columns())));
     arms.bind(1, run_uuid);
     while (arms.executeStep()) {
       ArmSummary a;
-      a.experiment = arms.getColumn(2).getString();
-      a.arm = arms.getColumn(3).getString();
-      a.ok = arms.getColumn(4).getInt();
-      a.failed = arms.getColumn(5).getInt();
-      a.invalid = arms.getColumn(6).getInt();
-      a.samples = arms.getColumn(7).getInt64();
-      double* numbers[] = {&a.median_seconds,
-                           &a.mad_seconds,
-                           &a.cv,
-                           &a.trial_median_seconds,
-                           &a.trial_median_low_seconds,
-                           &a.trial_median_high_seconds,
-                           &a.peak_rss_bytes,
-                           &a.probe_seconds,
-                           &a.page_faults_per_iteration,
-                           &a.items_per_second};
-      for (int i = 0; i < 10; ++i) *numbers[i] = number_or_nan(arms.getColumn(8 + i));
+      read_row(arms, arm_columns(), a);
       out.arms.push_back(std::move(a));
     }
     SQLite::Statement rows(
-        *db_,
-        fmt::format("SELECT {} FROM effects WHERE run_uuid = ? ORDER BY position", kEffectColumns));
+        *db_, fmt::format("SELECT {} FROM effects WHERE run_uuid = ? ORDER BY position",
+                          column_names(effect_columns())));
     rows.bind(1, run_uuid);
     while (rows.executeStep()) {
       StoredEffect e;
-      e.experiment = rows.getColumn(2).getString();
-      e.kind = rows.getColumn(3).getString();
-      e.metric = rows.getColumn(4).getString();
-      e.compared = rows.getColumn(5).getString();
-      e.ratio = number_or_nan(rows.getColumn(6));
-      e.lo = number_or_nan(rows.getColumn(7));
-      e.hi = number_or_nan(rows.getColumn(8));
-      e.confidence = rows.getColumn(9).getDouble();
-      e.resamples = rows.getColumn(10).getInt();
-      e.verdict = rows.getColumn(11).getString();
-      e.note = rows.getColumn(12).getString();
-      e.text = rows.getColumn(13).getString();
+      read_row(rows, effect_columns(), e);
       out.effects.push_back(std::move(e));
     }
     return out;

@@ -193,30 +193,19 @@ void bind_column(SQLite::Statement& st, int index, const SQLite::Column& column)
   }
 }
 
-// Inserts every row `select` yields through `insert`, column i as parameter i + 1; returns the
-// rows inserted (0 for a row INSERT OR IGNORE skipped).
-int copy_rows(SQLite::Statement& select, SQLite::Statement& insert) {
-  int inserted = 0;
-  while (select.executeStep()) {
-    for (int i = 0; i < select.getColumnCount(); ++i)
-      bind_column(insert, i + 1, select.getColumn(i));
-    inserted += insert.exec();
-    insert.reset();
-  }
-  return inserted;
-}
-
-std::string placeholders(int n) {
-  std::string out;
-  for (int i = 0; i < n; ++i) out += i == 0 ? "?" : ", ?";
-  return out;
-}
-
 void bind_number_or_null(SQLite::Statement& st, int index, double value) {
   if (std::isfinite(value)) {
     st.bind(index, value);
   } else {
     st.bind(index);
+  }
+}
+
+void bind_number_or_null(SQLite::Statement& st, const char* parameter, double value) {
+  if (std::isfinite(value)) {
+    st.bind(parameter, value);
+  } else {
+    st.bind(parameter);
   }
 }
 

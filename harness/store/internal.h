@@ -92,30 +92,13 @@ StorageError unknown_run(const std::string& path, const std::string& uuid);
 // Binds a column read from one database as a parameter of a statement of another, keeping its
 // type (integers stay integers, NULL stays NULL).
 void bind_column(SQLite::Statement& st, int index, const SQLite::Column& column);
-// Inserts every row `select` yields through `insert`, column i as parameter i + 1; returns the
-// rows inserted (0 for a row INSERT OR IGNORE skipped).
-int copy_rows(SQLite::Statement& select, SQLite::Statement& insert);
-std::string placeholders(int n);  // "?, ?, ?"
 
 void bind_number_or_null(SQLite::Statement& st, int index, double value);
+void bind_number_or_null(SQLite::Statement& st, const char* parameter, double value);
 inline double number_or_nan(const SQLite::Column& c) { return c.isNull() ? NAN : c.getDouble(); }
 
 // Runs f inside a transaction unless the connection is already in one (a migration or a merge
 // computing effects inside its own transaction).
 void in_transaction(SQLite::Database& db, const std::function<void()>& f);
-
-// The columns of noise_floors and regressions as calibration writes them and merge copies them.
-constexpr const char* kFloorColumns =
-    "host_id, software_id, suite_name, experiment, arm, runs, run_uuids, sigma_log, "
-    "false_alarm, power, baseline_runs, min_detectable, calibrated_at";
-constexpr int kFloorColumnCount = 13;
-// From schema version 6 on, a floor also has the noise relative to the reference kernel.
-constexpr const char* kFloorColumnsV6 =
-    "host_id, software_id, suite_name, experiment, arm, runs, run_uuids, sigma_log, "
-    "false_alarm, power, baseline_runs, min_detectable, calibrated_at, sigma_log_relative";
-constexpr int kFloorColumnCountV6 = 14;
-constexpr const char* kFindingColumns =
-    "run_uuid, experiment, arm, kind, ratio, lo, hi, detail, baseline, threshold, checked_at";
-constexpr int kFindingColumnCount = 11;
 
 }  // namespace tunebench::storage::internal

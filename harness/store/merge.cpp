@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/liveness.h"
+#include "store/columns.h"
 #include "store/internal.h"
 #include "store/trial_columns.h"
 
@@ -17,108 +18,136 @@ namespace {
 namespace fs = std::filesystem;
 using internal::bind_column;
 using internal::check_header;
-using internal::copy_rows;
-using internal::kBusyTimeoutMs;
-using internal::kFindingColumnCount;
-using internal::kFindingColumns;
-using internal::kFloorColumnCount;
-using internal::kFloorColumns;
 using internal::parse_column;
-using internal::placeholders;
 using internal::query_int;
 using internal::read_user_version;
-
-// The columns copied by merge_from, per table (trials without its id, which is renumbered).
-constexpr const char* kHostColumns =
-    "id, json, hostname, cpu_model, cores, sockets, numa_nodes, memory_bytes, gpu";
-constexpr int kHostColumnCount = 9;
-constexpr const char* kSoftwareColumns = "id, json, libtorch_version, cuda, git_revision";
-constexpr int kSoftwareColumnCount = 5;
-constexpr const char* kRunColumns =
-    "uuid, suite_name, suite_hash, suite_json, label, git_revision, command_line, started_at, "
-    "ended_at, status, host_id, software_id, host_state, host_quiet";
-constexpr int kRunColumnCount = 14;
-// From schema version 7 on, a run also records its orchestrator.
-constexpr const char* kRunColumnsV7 =
-    "uuid, suite_name, suite_hash, suite_json, label, git_revision, command_line, started_at, "
-    "ended_at, status, host_id, software_id, host_state, host_quiet, orchestrator";
-constexpr int kRunColumnCountV7 = 15;
 
 bool finished(const std::string& status) {
   return status == "completed" || status == "completed with failures";
 }
 
+// The columns of `table` in `db`, in table order; none where the file has no such table.
+std::vector<std::string> table_columns(SQLite::Database& db, const std::string& table) {
+  SQLite::Statement info(db, "SELECT name FROM pragma_table_info(?) ORDER BY cid");
+  info.bind(1, table);
+  std::vector<std::string> out;
+  while (info.executeStep()) out.push_back(info.getColumn(0).getString());
+  return out;
+}
+
+bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The columns of `table` that both files have, in this file's order, but `left_out` (a key this
+// file numbers anew): what merge copies, whichever schema version wrote the other file. A column
+// only this file has takes its DEFAULT (NULL where it has none).
+std::vector<std::string> shared_columns(SQLite::Database& here, SQLite::Database& other,
+                                        const std::string& table,
+                                        const std::string& left_out = "") {
+  const auto theirs = table_columns(other, table);
+  std::vector<std::string> out;
+  for (const auto& name : table_columns(here, table)) {
+    if (name != left_out && has(theirs, name)) out.push_back(name);
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& names, const std::string& prefix = "") {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + prefix + n;
+  return out;
+}
+
+// Inserts every row `select` yields through `insert`, each column bound to the parameter of its
+// name (":name"); returns the rows inserted (0 for a row INSERT OR IGNORE skipped).
+int copy_by_name(SQLite::Statement& select, SQLite::Statement& insert) {
+  int inserted = 0;
+  while (select.executeStep()) {
+    for (int i = 0; i < select.getColumnCount(); ++i) {
+      bind_column(insert, insert.getIndex((std::string(":") + select.getColumnName(i)).c_str()),
+                  select.getColumn(i));
+    }
+    inserted += insert.exec();
+    insert.reset();
+  }
+  return inserted;
+}
+
 }  // namespace
 
-// The other file and the statements of one merge, on both files: hosts, software, runs, trials by
-// the column list (the columns the other file's schema version has; the others take their
-// DEFAULT here), samples with what versions 4 and 5 added.
+namespace internal {
+
+// SELECT cols FROM table WHERE `where` on the other file, and INSERT [OR IGNORE] of the same
+// columns here: one table's copy.
+struct TableCopy {
+  TableCopy(SQLite::Database& here, SQLite::Database& other, const std::string& table,
+            const std::vector<std::string>& columns, const std::string& where,
+            const std::string& insert_verb = "INSERT")
+      : select(other, fmt::format("SELECT {} FROM {} {}", joined(columns), table, where)),
+        insert(here, fmt::format("{} INTO {} ({}) VALUES ({})", insert_verb, table, joined(columns),
+                                 joined(columns, ":"))) {}
+  SQLite::Statement select, insert;
+};
+
+}  // namespace internal
+
+// The other file and the statements of one merge, on both files: hosts, software, runs, trials
+// (read through the trials' column list, so that a row whose JSON does not parse is known) and
+// samples, each with the columns both files have.
 struct internal::MergeSource {
-  MergeSource(SQLite::Database& here, std::string other_path, std::unique_ptr<SQLite::Database> db,
-              int version)
+  MergeSource(SQLite::Database& here, std::string other_path, std::unique_ptr<SQLite::Database> db)
       : path(std::move(other_path)),
         other(std::move(db)),
-        version(version),
-        run_columns(version >= 7 ? kRunColumnsV7 : kRunColumns),
-        columns(columns_of(version)),
+        orchestrator(has(table_columns(*other, "runs"), "orchestrator")),
+        columns(trial_columns_of(*other)),
         runs(*other, fmt::format("SELECT uuid, status, {} FROM runs ORDER BY started_at, rowid",
-                                 version >= 7 ? "orchestrator" : "NULL")),
+                                 orchestrator ? "orchestrator" : "NULL")),
         run_json(*other, fmt::format("SELECT r.suite_json, r.host_state, h.json, sw.json, {} FROM "
                                      "runs r LEFT JOIN hosts h ON h.id = r.host_id LEFT JOIN "
                                      "software sw ON sw.id = r.software_id WHERE r.uuid = ?",
-                                     version >= 7 ? "r.orchestrator" : "NULL")),
+                                     orchestrator ? "r.orchestrator" : "NULL")),
         here_status(here, "SELECT status FROM runs WHERE uuid = ?"),
-        host_row(*other, fmt::format("SELECT {} FROM hosts WHERE id = (SELECT host_id FROM runs "
-                                     "WHERE uuid = ?)",
-                                     kHostColumns)),
-        host_insert(here, fmt::format("INSERT OR IGNORE INTO hosts ({}) VALUES ({})", kHostColumns,
-                                      placeholders(kHostColumnCount))),
-        software_row(*other, fmt::format("SELECT {} FROM software WHERE id = (SELECT software_id "
-                                         "FROM runs WHERE uuid = ?)",
-                                         kSoftwareColumns)),
-        software_insert(here, fmt::format("INSERT OR IGNORE INTO software ({}) VALUES ({})",
-                                          kSoftwareColumns, placeholders(kSoftwareColumnCount))),
-        run_row(*other, fmt::format("SELECT {} FROM runs WHERE uuid = ?", run_columns)),
-        run_insert(here,
-                   fmt::format("INSERT INTO runs ({}) VALUES ({})", run_columns,
-                               placeholders(version >= 7 ? kRunColumnCountV7 : kRunColumnCount))),
+        hosts(here, *other, "hosts", shared_columns(here, *other, "hosts"),
+              "WHERE id = (SELECT host_id FROM runs WHERE uuid = :uuid)", "INSERT OR IGNORE"),
+        software(here, *other, "software", shared_columns(here, *other, "software"),
+                 "WHERE id = (SELECT software_id FROM runs WHERE uuid = :uuid)",
+                 "INSERT OR IGNORE"),
+        run(here, *other, "runs", shared_columns(here, *other, "runs"), "WHERE uuid = :uuid"),
         mark_interrupted(here,
                          "UPDATE runs SET status = 'interrupted', orchestrator = ? WHERE uuid = ?"),
-        finish(here, fmt::format("UPDATE runs SET status = ?, ended_at = ?{} WHERE uuid = ?",
-                                 version >= 7 ? ", orchestrator = ?" : "")),
+        finish(here, fmt::format("UPDATE runs SET status = :status, ended_at = :ended_at{} WHERE "
+                                 "uuid = :uuid",
+                                 orchestrator ? ", orchestrator = :orchestrator" : "")),
         trial_rows(*other, trials_select_sql(columns)),
         trial_here(here, "SELECT 1 FROM trials WHERE run_uuid = ? AND sequence = ?"),
         trial_insert(here, trials_insert_sql(columns)),
-        sample_columns(std::string(version >= 4 ? "idx, seconds, block, position, cpu_seconds, "
-                                                  "wait_seconds, involuntary_switches, start_ns"
-                                                : "idx, seconds") +
-                       (version >= 5 ? ", cpu_pressure" : "")),
-        sample_column_count(version >= 5   ? 9
-                            : version >= 4 ? 8
-                                           : 2),
+        sample_columns(shared_columns(here, *other, "samples", "trial_id")),
         sample_rows(*other, fmt::format("SELECT {} FROM samples WHERE trial_id = ? ORDER BY idx",
-                                        sample_columns)),
-        sample_insert(here, fmt::format("INSERT INTO samples (trial_id, {}) VALUES (?, {})",
-                                        sample_columns, placeholders(sample_column_count))) {}
+                                        joined(sample_columns))),
+        // Each sample names its trial as this file numbers it.
+        sample_insert(here,
+                      fmt::format("INSERT INTO samples (trial_id, {}) VALUES (:new_trial_id, {})",
+                                  joined(sample_columns), joined(sample_columns, ":"))) {}
 
-  static std::vector<TrialColumn> columns_of(int version) {
+  // The trials' list less the columns the other file does not have.
+  static std::vector<TrialColumn> trial_columns_of(SQLite::Database& other) {
+    const auto theirs = table_columns(other, "trials");
     std::vector<TrialColumn> out;
     for (const auto& c : trial_columns()) {
-      if (c.since <= version) out.push_back(c);
+      if (has(theirs, c.name)) out.push_back(c);
     }
     return out;
   }
 
   std::string path;
   std::unique_ptr<SQLite::Database> other;
-  int version;
-  const char* run_columns;
+  bool orchestrator;  // the other file's runs record their orchestrator
   std::vector<TrialColumn> columns;
-  SQLite::Statement runs, run_json, here_status, host_row, host_insert, software_row,
-      software_insert, run_row, run_insert, mark_interrupted, finish, trial_rows, trial_here,
-      trial_insert;
-  std::string sample_columns;
-  int sample_column_count;
+  SQLite::Statement runs, run_json, here_status;
+  TableCopy hosts, software, run;
+  SQLite::Statement mark_interrupted, finish, trial_rows, trial_here, trial_insert;
+  std::vector<std::string> sample_columns;
   SQLite::Statement sample_rows, sample_insert;
   liveness::Here this_machine = liveness::this_machine();
 };
@@ -126,16 +155,17 @@ struct internal::MergeSource {
 namespace {
 
 using internal::MergeSource;
+using internal::TableCopy;
 
 // A run not held here: its host, software and run rows, as interrupted where its orchestrator is
 // gone (`gone`: its record with why).
 void copy_run(MergeSource& from, const std::string& uuid, const json& gone,
               Database::MergeResult& result) {
-  for (auto* pair : {&from.host_row, &from.software_row, &from.run_row}) pair->bind(1, uuid);
-  copy_rows(from.host_row, from.host_insert);
-  copy_rows(from.software_row, from.software_insert);
-  copy_rows(from.run_row, from.run_insert);
-  for (auto* pair : {&from.host_row, &from.software_row, &from.run_row}) pair->reset();
+  for (auto* table : {&from.hosts, &from.software, &from.run}) {
+    table->select.bind(":uuid", uuid);
+    copy_by_name(table->select, table->insert);
+    table->select.reset();
+  }
   if (!gone.is_null()) {
     from.mark_interrupted.bind(1, internal::dump(gone));
     from.mark_interrupted.bind(2, uuid);
@@ -165,14 +195,8 @@ int copy_trials(SQLite::Database& here, MergeSource& from, const std::string& uu
     from.trial_insert.reset();
     const int64_t new_id = here.getLastInsertRowid();
     from.sample_rows.bind(1, trial.id);
-    while (from.sample_rows.executeStep()) {
-      from.sample_insert.bind(1, new_id);
-      for (int c = 0; c < from.sample_column_count; ++c) {
-        bind_column(from.sample_insert, c + 2, from.sample_rows.getColumn(c));
-      }
-      from.sample_insert.exec();
-      from.sample_insert.reset();
-    }
+    from.sample_insert.bind(":new_trial_id", new_id);
+    copy_by_name(from.sample_rows, from.sample_insert);
     from.sample_rows.reset();
     ++added;
   }
@@ -185,19 +209,19 @@ int copy_trials(SQLite::Database& here, MergeSource& from, const std::string& uu
 void bring_up_to_date(MergeSource& from, const std::string& uuid, const std::string& status,
                       int added, Database::MergeResult& result) {
   if (finished(status)) {
-    from.run_row.bind(1, uuid);
-    from.run_row.executeStep();
-    from.finish.bind(1, status);
-    bind_column(from.finish, 2, from.run_row.getColumn("ended_at"));
-    if (from.version >= 7) {
-      bind_column(from.finish, 3, from.run_row.getColumn("orchestrator"));
-      from.finish.bind(4, uuid);
-    } else {
-      from.finish.bind(3, uuid);
+    from.run.select.bind(":uuid", uuid);
+    from.run.select.executeStep();
+    from.finish.bind(":status", status);
+    bind_column(from.finish, from.finish.getIndex(":ended_at"),
+                from.run.select.getColumn("ended_at"));
+    if (from.orchestrator) {
+      bind_column(from.finish, from.finish.getIndex(":orchestrator"),
+                  from.run.select.getColumn("orchestrator"));
     }
+    from.finish.bind(":uuid", uuid);
     from.finish.exec();
     from.finish.reset();
-    from.run_row.reset();
+    from.run.select.reset();
     result.completed.push_back(uuid);
   } else if (added > 0) {
     result.updated.push_back(uuid);
@@ -206,32 +230,34 @@ void bring_up_to_date(MergeSource& from, const std::string& uuid, const std::str
   }
 }
 
-// Floors whose host and software came along and that this database lacks, and the findings of
-// the imported runs. A file before version 6 has no relative noise: its floors come without.
-void copy_floors_and_findings(SQLite::Database& here, SQLite::Database& other, int version,
-                              const std::vector<std::string>& imported) {
-  const char* floor_columns = version >= 6 ? internal::kFloorColumnsV6 : kFloorColumns;
-  const int floor_count = version >= 6 ? internal::kFloorColumnCountV6 : kFloorColumnCount;
-  SQLite::Statement floors(
-      other, fmt::format("SELECT {} FROM noise_floors ORDER BY rowid", floor_columns));
-  std::string numbered;
-  for (int i = 1; i <= floor_count; ++i) numbered += fmt::format("{}?{}", i == 1 ? "" : ", ", i);
-  SQLite::Statement floor_insert(
-      here, fmt::format("INSERT OR IGNORE INTO noise_floors ({}) SELECT {} WHERE EXISTS "
-                        "(SELECT 1 FROM hosts WHERE id = ?1) AND EXISTS (SELECT 1 FROM "
-                        "software WHERE id = ?2)",
-                        floor_columns, numbered));
-  copy_rows(floors, floor_insert);
-  SQLite::Statement findings_rows(
-      other,
-      fmt::format("SELECT {} FROM regressions WHERE run_uuid = ? ORDER BY id", kFindingColumns));
-  SQLite::Statement finding_insert(
-      here, fmt::format("INSERT INTO regressions ({}) VALUES ({})", kFindingColumns,
-                        placeholders(kFindingColumnCount)));
+// Floors whose host and software came along and that this database lacks, recommendations
+// absent here (their runs come as runs do), and the findings of the imported runs: each with the
+// columns both files have (none where the other file predates the table).
+void copy_floors_findings_tunings(SQLite::Database& here, SQLite::Database& other,
+                                  const std::vector<std::string>& imported) {
+  const auto floors = shared_columns(here, other, "noise_floors");
+  if (!floors.empty()) {
+    SQLite::Statement rows(
+        other, fmt::format("SELECT {} FROM noise_floors ORDER BY rowid", joined(floors)));
+    SQLite::Statement insert(
+        here, fmt::format("INSERT OR IGNORE INTO noise_floors ({}) SELECT {} WHERE EXISTS "
+                          "(SELECT 1 FROM hosts WHERE id = :host_id) AND EXISTS (SELECT 1 FROM "
+                          "software WHERE id = :software_id)",
+                          joined(floors), joined(floors, ":")));
+    copy_by_name(rows, insert);
+  }
+  const auto tunings = shared_columns(here, other, "tunings");
+  if (!tunings.empty()) {
+    TableCopy copy(here, other, "tunings", tunings, "ORDER BY rowid", "INSERT OR IGNORE");
+    copy_by_name(copy.select, copy.insert);
+  }
+  const auto findings = shared_columns(here, other, "regressions", "id");
+  if (findings.empty()) return;
+  TableCopy copy(here, other, "regressions", findings, "WHERE run_uuid = :uuid ORDER BY id");
   for (const auto& uuid : imported) {
-    findings_rows.bind(1, uuid);
-    copy_rows(findings_rows, finding_insert);
-    findings_rows.reset();
+    copy.select.bind(":uuid", uuid);
+    copy_by_name(copy.select, copy.insert);
+    copy.select.reset();
   }
 }
 
@@ -269,19 +295,9 @@ Database::MergeResult Database::merge_from(const std::string& other_path) {
     SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const int hosts_before = static_cast<int>(query_int(*db_, "SELECT COUNT(*) FROM hosts"));
     {
-      internal::MergeSource from(*db_, other_path, std::move(other), version);
+      internal::MergeSource from(*db_, other_path, std::move(other));
       while (from.runs.executeStep()) merge_run(from, result);
-      if (version >= 2) copy_floors_and_findings(*db_, *from.other, version, result.imported);
-      if (version >= 8) {
-        // Recommendations absent here (their runs come as runs do).
-        SQLite::Statement rows(*from.other,
-                               "SELECT uuid, created_at, model, recommendation FROM tunings "
-                               "ORDER BY rowid");
-        SQLite::Statement insert(*db_,
-                                 "INSERT OR IGNORE INTO tunings (uuid, created_at, model, "
-                                 "recommendation) VALUES (?, ?, ?, ?)");
-        copy_rows(rows, insert);
-      }
+      copy_floors_findings_tunings(*db_, *from.other, result.imported);
     }
     result.hosts_added =
         static_cast<int>(query_int(*db_, "SELECT COUNT(*) FROM hosts")) - hosts_before;

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/liveness.h"
+#include "store/columns.h"
 #include "store/internal.h"
 
 namespace tunebench::storage {
@@ -37,15 +38,82 @@ void bind_field(SQLite::Statement& st, int index, const json& object, const char
   }
 }
 
-void bind_json_or_null(SQLite::Statement& st, int index, const json& j) {
+void bind_json_or_null(SQLite::Statement& st, const char* parameter, const json& j) {
   if (j.is_null()) {
-    st.bind(index);
+    st.bind(parameter);
   } else {
-    st.bind(index, dump(j));
+    st.bind(parameter, dump(j));
   }
 }
 
+using St = SQLite::Statement;
+using Col = SQLite::Column;
+using StoredRunRow = Database::StoredRun;
+
+// The list itself, one entry per column in table order: long because it is the whole table.
+std::vector<RunColumn> make_run_columns() {
+  // clang-format off
+  return {
+    {"uuid", "TEXT PRIMARY KEY", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, r.run.uuid); },
+     [](const Col& c, StoredRunRow& s) { s.record.uuid = c.getString(); }},
+    {"suite_name", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, r.run.suite_name); },
+     [](const Col& c, StoredRunRow& s) { s.record.suite_name = c.getString(); }},
+    {"suite_hash", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, r.run.suite_hash); },
+     [](const Col& c, StoredRunRow& s) { s.record.suite_hash = c.getString(); }},
+    {"suite_json", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, dump(r.run.suite)); },
+     [](const Col& c, StoredRunRow& s) { s.record.suite = parse_column(c, "suite (runs.suite_json)"); }},
+    {"label", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, r.run.label); },
+     [](const Col& c, StoredRunRow& s) { s.record.label = c.getString(); }},
+    {"git_revision", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, r.run.git_revision); },
+     [](const Col& c, StoredRunRow& s) { s.record.git_revision = c.getString(); }},
+    {"command_line", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, r.run.command_line); },
+     [](const Col& c, StoredRunRow& s) { s.record.command_line = c.getString(); }},
+    {"started_at", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, r.run.started_at); },
+     [](const Col& c, StoredRunRow& s) { s.record.started_at = c.getString(); }},
+    // NULL while the run is running (read as "")
+    {"ended_at", "TEXT", 1,
+     [](St& st, const char* p, const RunRow&) { st.bind(p); },
+     [](const Col& c, StoredRunRow& s) { s.ended_at = c.getString(); }},
+    {"status", "TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'completed', "
+               "'completed with failures', 'interrupted', 'failed'))", 1,
+     [](St& st, const char* p, const RunRow&) { st.bind(p, "running"); },
+     [](const Col& c, StoredRunRow& s) { s.status = c.getString(); }},
+    {"host_id", "TEXT NOT NULL REFERENCES hosts (id)", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, r.host_id); }, nullptr},
+    {"software_id", "TEXT NOT NULL REFERENCES software (id)", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, r.software_id); }, nullptr},
+    {"host_state", "TEXT NOT NULL", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, dump(r.run.host_state)); },
+     [](const Col& c, StoredRunRow& s) {
+       s.record.host_state = parse_column(c, "host state (runs.host_state)");
+     }},
+    {"host_quiet", "INTEGER NOT NULL CHECK (host_quiet IN (0, 1))", 1,
+     [](St& st, const char* p, const RunRow& r) { st.bind(p, r.run.host_quiet ? 1 : 0); },
+     [](const Col& c, StoredRunRow& s) { s.record.host_quiet = c.getInt() != 0; }},
+    // JSON: who runs the run (core/liveness.h); NULL where not recorded
+    {"orchestrator", "TEXT", 7,
+     [](St& st, const char* p, const RunRow& r) { bind_json_or_null(st, p, r.orchestrator); },
+     [](const Col& c, StoredRunRow& s) {
+       if (!c.isNull()) s.orchestrator = parse_column(c, "orchestrator (runs.orchestrator)");
+     }},
+  };
+  // clang-format on
+}
+
 }  // namespace
+
+const std::vector<RunColumn>& run_columns() {
+  static const std::vector<RunColumn> columns = make_run_columns();
+  return columns;
+}
 
 void Database::begin_run(const RunRecord& run, const json& orchestrator) {
   guarded(path_, "cannot store run " + run.uuid, [&] {
@@ -79,24 +147,8 @@ void Database::begin_run(const RunRecord& run, const json& orchestrator) {
     }
     software.exec();
 
-    SQLite::Statement insert(*db_,
-                             "INSERT INTO runs (uuid, suite_name, suite_hash, suite_json, label, "
-                             "git_revision, command_line, started_at, status, host_id, "
-                             "software_id, host_state, host_quiet, orchestrator) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)");
-    insert.bind(1, run.uuid);
-    insert.bind(2, run.suite_name);
-    insert.bind(3, run.suite_hash);
-    insert.bind(4, dump(run.suite));
-    insert.bind(5, run.label);
-    insert.bind(6, run.git_revision);
-    insert.bind(7, run.command_line);
-    insert.bind(8, run.started_at);
-    insert.bind(9, host_id);
-    insert.bind(10, software_id);
-    insert.bind(11, dump(run.host_state));
-    insert.bind(12, run.host_quiet ? 1 : 0);
-    bind_json_or_null(insert, 13, orchestrator);
+    SQLite::Statement insert(*db_, insert_sql("runs", run_columns()));
+    bind_row(insert, run_columns(), RunRow{run, host_id, software_id, orchestrator});
     insert.exec();
 
     transaction.commit();
@@ -160,11 +212,12 @@ void Database::reopen_run(const std::string& run_uuid, const json& orchestrator,
     if (!resumed_state.is_null()) host_state["resumed"].push_back(resumed_state);
     SQLite::Statement update(*db_,
                              "UPDATE runs SET status = 'running', ended_at = NULL, orchestrator = "
-                             "?, host_state = ?, host_quiet = ? WHERE uuid = ?");
-    bind_json_or_null(update, 1, orchestrator);
-    update.bind(2, host_state.dump());
-    update.bind(3, was_quiet && quiet ? 1 : 0);
-    update.bind(4, run_uuid);
+                             ":orchestrator, host_state = :host_state, host_quiet = :host_quiet "
+                             "WHERE uuid = :uuid");
+    bind_json_or_null(update, ":orchestrator", orchestrator);
+    update.bind(":host_state", host_state.dump());
+    update.bind(":host_quiet", was_quiet && quiet ? 1 : 0);
+    update.bind(":uuid", run_uuid);
     const int changed = update.exec();
     // Its effects are computed again when it finishes.
     for (const char* table : {"arm_summaries", "effects"}) {
@@ -238,33 +291,23 @@ std::vector<std::string> Database::run_uuids() const {
 
 Database::StoredRun Database::run(const std::string& uuid) const {
   return guarded(path_, "cannot read run " + uuid, [&] {
+    std::string columns;
+    for (const auto& c : run_columns())
+      columns += fmt::format("{}r.{} AS {}", columns.empty() ? "" : ", ", c.name, c.name);
     SQLite::Statement query(
-        *db_,
-        "SELECT r.uuid, r.suite_name, r.suite_hash, r.suite_json, r.label, r.git_revision, "
-        "r.command_line, r.started_at, h.json, sw.json, r.host_state, r.host_quiet, r.status, "
-        "r.ended_at, r.orchestrator FROM runs r JOIN hosts h ON h.id = r.host_id "
-        "JOIN software sw ON sw.id = r.software_id WHERE r.uuid = ?");
+        *db_, fmt::format("SELECT {}, h.json AS host_json, sw.json AS software_json FROM runs r "
+                          "JOIN hosts h ON h.id = r.host_id JOIN software sw ON sw.id = "
+                          "r.software_id WHERE r.uuid = ?",
+                          columns));
     query.bind(1, uuid);
     if (!query.executeStep()) throw unknown_run(path_, uuid);
     StoredRun stored;
-    RunRecord& r = stored.record;
     try {
-      r.uuid = query.getColumn(0).getString();
-      r.suite_name = query.getColumn(1).getString();
-      r.suite_hash = query.getColumn(2).getString();
-      r.suite = parse_column(query.getColumn(3), "suite (runs.suite_json)");
-      r.label = query.getColumn(4).getString();
-      r.git_revision = query.getColumn(5).getString();
-      r.command_line = query.getColumn(6).getString();
-      r.started_at = query.getColumn(7).getString();
-      r.host = parse_column(query.getColumn(8), "host fingerprint (hosts.json)");
-      r.software = parse_column(query.getColumn(9), "software fingerprint (software.json)");
-      r.host_state = parse_column(query.getColumn(10), "host state (runs.host_state)");
-      r.host_quiet = query.getColumn(11).getInt() != 0;
-      stored.status = query.getColumn(12).getString();
-      stored.ended_at = query.getColumn(13).getString();  // NULL reads as ""
-      if (!query.getColumn(14).isNull())
-        stored.orchestrator = parse_column(query.getColumn(14), "orchestrator (runs.orchestrator)");
+      read_row(query, run_columns(), stored);
+      stored.record.host =
+          parse_column(query.getColumn("host_json"), "host fingerprint (hosts.json)");
+      stored.record.software =
+          parse_column(query.getColumn("software_json"), "software fingerprint (software.json)");
     } catch (const internal::BadRow& bad) {
       throw internal::damaged_row(path_, uuid, bad);
     }

@@ -1,7 +1,9 @@
-// The one definition of the results schema, every version of it: the SQL of each migration step
-// and the trials table from its column list (trial_columns.h). results/README.md documents it.
+// The one definition of the results schema, every version of it: the SQL of each migration step,
+// with the tables that have a column list (columns.h: runs, trials, noise floors, findings, arm
+// summaries, effects) made from it. results/README.md documents it.
 #include "store/schema.h"
 
+#include "store/columns.h"
 #include "store/trial_columns.h"
 
 namespace tunebench::storage::schema {
@@ -9,8 +11,8 @@ namespace tunebench::storage::schema {
 namespace {
 
 // Schema version 1. Units: seconds are seconds per iteration, memory in bytes; JSON columns
-// hold nlohmann dump() text. Documented column by column in results/README.md. The trials table
-// between these two parts comes from the column list.
+// hold nlohmann dump() text. Documented column by column in results/README.md. The runs and
+// trials tables between these parts come from their column lists.
 constexpr const char* kSchemaV1Before = R"sql(
 CREATE TABLE hosts (
   id           TEXT PRIMARY KEY,  -- sha256 of json
@@ -32,24 +34,8 @@ CREATE TABLE software (
   git_revision     TEXT
 );
 
-CREATE TABLE runs (
-  uuid         TEXT PRIMARY KEY,
-  suite_name   TEXT NOT NULL,
-  suite_hash   TEXT NOT NULL,
-  suite_json   TEXT NOT NULL,
-  label        TEXT NOT NULL,
-  git_revision TEXT NOT NULL,
-  command_line TEXT NOT NULL,
-  started_at   TEXT NOT NULL,
-  ended_at     TEXT,
-  status       TEXT NOT NULL DEFAULT 'running' CHECK (status IN
-                 ('running', 'completed', 'completed with failures', 'interrupted', 'failed')),
-  host_id      TEXT NOT NULL REFERENCES hosts (id),
-  software_id  TEXT NOT NULL REFERENCES software (id),
-  host_state   TEXT NOT NULL,
-  host_quiet   INTEGER NOT NULL CHECK (host_quiet IN (0, 1))
-);
-CREATE INDEX runs_started_at ON runs (started_at);
+)sql";
+constexpr const char* kSchemaV1Runs = R"sql(CREATE INDEX runs_started_at ON runs (started_at);
 
 )sql";
 
@@ -114,38 +100,8 @@ LEFT JOIN (
 // Schema version 2 adds what `tunebench calibrate` and `tunebench check` learn: each benchmark's
 // noise floor on a host and software, and the findings of each check. Version-1 tables are
 // unchanged, so a version-1 file migrates by adding these.
+// (noise_floors and regressions come from their column lists.)
 constexpr const char* kSchemaV2 = R"sql(
-CREATE TABLE noise_floors (
-  host_id        TEXT NOT NULL REFERENCES hosts (id),
-  software_id    TEXT NOT NULL REFERENCES software (id),
-  suite_name     TEXT NOT NULL,
-  experiment     TEXT NOT NULL,
-  arm            TEXT NOT NULL,
-  runs           INTEGER NOT NULL,  -- A/A runs measured
-  run_uuids      TEXT NOT NULL,     -- JSON array of those runs
-  sigma_log      REAL NOT NULL,     -- standard deviation of ln(run median) across the runs
-  false_alarm    REAL NOT NULL,     -- one-sided false-alarm rate the floor is set for
-  power          REAL NOT NULL,     -- detection probability min_detectable is computed for
-  baseline_runs  INTEGER NOT NULL,  -- baseline window assumed by min_detectable
-  min_detectable REAL NOT NULL,     -- smallest slowdown detectable, as a fraction (0.05 = 5 %)
-  calibrated_at  TEXT NOT NULL,
-  PRIMARY KEY (host_id, software_id, suite_name, experiment, arm)
-);
-
-CREATE TABLE regressions (
-  id         INTEGER PRIMARY KEY,
-  run_uuid   TEXT NOT NULL REFERENCES runs (uuid) ON DELETE CASCADE,
-  experiment TEXT NOT NULL,
-  arm        TEXT NOT NULL,
-  kind       TEXT NOT NULL CHECK (kind IN ('regression', 'step change', 'stopped helping')),
-  ratio      REAL,           -- run / baseline (regression), after / before (step change)
-  lo         REAL,
-  hi         REAL,
-  detail     TEXT NOT NULL,  -- the finding in words, with its interval
-  baseline   TEXT NOT NULL,  -- JSON array of the baseline runs
-  threshold  REAL NOT NULL,
-  checked_at TEXT NOT NULL
-);
 CREATE INDEX regressions_run_uuid ON regressions (run_uuid);
 )sql";
 
@@ -156,46 +112,8 @@ CREATE INDEX regressions_run_uuid ON regressions (run_uuid);
 // experiment × arm). The per-arm summary carries what the report draws besides effects (trends:
 // the median and range of the trial medians; hosts: the median throughput; thread sweeps: the
 // median of trial medians per thread count), so that no reader recomputes a median.
+// (arm_summaries and effects come from their column lists.)
 constexpr const char* kSchemaV3 = R"sql(
-CREATE TABLE arm_summaries (
-  run_uuid                  TEXT NOT NULL REFERENCES runs (uuid) ON DELETE CASCADE,
-  position                  INTEGER NOT NULL,  -- order of the arm's first trial in the run
-  experiment                TEXT NOT NULL,
-  arm                       TEXT NOT NULL,
-  trials_ok                 INTEGER NOT NULL,
-  trials_failed             INTEGER NOT NULL,
-  trials_invalid            INTEGER NOT NULL,
-  samples                   INTEGER NOT NULL,  -- samples of the ok trials, pooled
-  median_seconds            REAL,  -- of the pooled samples; NULL without an ok trial
-  mad_seconds               REAL,  -- median absolute deviation of the pooled samples, unscaled
-  cv                        REAL,  -- stddev / mean of the pooled samples
-  trial_median_seconds      REAL,  -- median of the ok trials' medians
-  trial_median_low_seconds  REAL,  -- lowest ok trial median
-  trial_median_high_seconds REAL,  -- highest ok trial median
-  peak_rss_bytes            REAL,  -- median over the ok trials
-  probe_seconds             REAL,  -- median over the ok trials
-  page_faults_per_iteration REAL,  -- median over the ok trials
-  items_per_second          REAL,  -- median over the ok trials
-  PRIMARY KEY (run_uuid, experiment, arm)
-);
-
-CREATE TABLE effects (
-  run_uuid   TEXT NOT NULL REFERENCES runs (uuid) ON DELETE CASCADE,
-  position   INTEGER NOT NULL,  -- order within the run: experiments, then their effects
-  experiment TEXT NOT NULL,
-  kind       TEXT NOT NULL CHECK (kind IN ('effect', 'main effect', 'interaction', 'none')),
-  metric     TEXT NOT NULL,  -- time, peak memory, peak RSS
-  compared   TEXT NOT NULL,  -- on vs off, CELL vs BASE, main effect of X, interaction X x Y
-  ratio      REAL,           -- on / off of the medians, or the contrast; NULL when undefined
-  lo         REAL,           -- bootstrap interval; NULL when insufficient
-  hi         REAL,
-  confidence REAL NOT NULL,
-  resamples  INTEGER NOT NULL,
-  verdict    TEXT NOT NULL,  -- helps, hurts, no measurable effect, insufficient data ('' for none)
-  note       TEXT NOT NULL,  -- caveats; for kind 'none', why no effect was computed
-  text       TEXT NOT NULL,  -- as tunebench show prints it: "0.62x [0.58, 0.66] helps"
-  PRIMARY KEY (run_uuid, position)
-);
 CREATE INDEX effects_experiment ON effects (experiment);
 )sql";
 
@@ -221,19 +139,13 @@ constexpr const char* kSchemaV5 = R"sql(
 ALTER TABLE samples ADD COLUMN cpu_pressure REAL;            -- /proc/pressure/cpu "some" share
 )sql";
 
-// Schema version 6 (issue #17, reference-relative history): each trial's reference-kernel times
-// (the trial columns' list), and beside each noise floor the night-to-night noise of the
-// benchmark's time relative to that kernel, so that `check` can use the quieter of the two.
-constexpr const char* kSchemaV6 = R"sql(
-ALTER TABLE noise_floors ADD COLUMN sigma_log_relative REAL; -- σ of ln(run median / reference)
-)sql";
+// Schema version 6 (reference-relative history): each trial's reference-kernel times and beside
+// each noise floor the night-to-night noise of the benchmark's time relative to that kernel, so
+// that `check` can use the quieter of the two; both columns come from their lists.
 
-// Schema version 7 (issue #16, a run whose orchestrator died without a word): who runs each run,
-// so that a "running" run whose orchestrator is gone is known as interrupted (core/liveness.h).
-// NULL for runs stored before, and for runs imported from records.
-constexpr const char* kSchemaV7 = R"sql(
-ALTER TABLE runs ADD COLUMN orchestrator TEXT;  -- JSON: hostname, boot_id, pid_namespace, pid, start_ticks
-)sql";
+// Schema version 7 (a run whose orchestrator died without a word): who runs each run, so that a
+// "running" run whose orchestrator is gone is known as interrupted (core/liveness.h); the runs
+// list's orchestrator column, NULL for runs stored before and for runs imported from records.
 
 // Schema version 8: what `tunebench tune` recommends for a model on a host, with the ladder
 // and the runs behind it (their trials and effects are the runs' own rows).
@@ -246,27 +158,45 @@ CREATE TABLE tunings (
 );
 )sql";
 
+// CREATE TABLE, or the ALTER TABLEs of `version`, of every table made from a column list, in
+// the order their tables were added.
+std::string tables_of(int version) {
+  std::string out;
+  auto table = [&](const std::string& name, const auto& columns, int created, const char* head,
+                   const char* tail) {
+    if (version == created) out += create_table_sql(name, columns, version, head, tail);
+    if (version > created) out += add_columns_sql(name, columns, version);
+  };
+  table("runs", run_columns(), 1, "", "");
+  table("trials", trial_columns(), 1, "id INTEGER PRIMARY KEY", "UNIQUE (run_uuid, sequence)");
+  table("noise_floors", floor_columns(), 2, "",
+        "PRIMARY KEY (host_id, software_id, suite_name, experiment, arm)");
+  table("regressions", finding_columns(), 2, "id INTEGER PRIMARY KEY", "");
+  table("arm_summaries", arm_columns(), 3, "", "PRIMARY KEY (run_uuid, experiment, arm)");
+  table("effects", effect_columns(), 3, "", "PRIMARY KEY (run_uuid, position)");
+  return out;
+}
+
 }  // namespace
 
 std::string migration(int from) {
-  const auto& columns = trial_columns();
   switch (from) {
     case 0:
-      return std::string(kSchemaV1Before) + "\n" + trials_create_sql(columns, 1) + kSchemaV1After;
+      return std::string(kSchemaV1Before) + tables_of(1) + kSchemaV1Runs + kSchemaV1After;
     case 1:
-      return std::string(kSchemaV2) + trials_add_columns_sql(columns, 2);
+      return tables_of(2) + kSchemaV2;
     case 2:
-      return std::string(kSchemaV3) + trials_add_columns_sql(columns, 3);
+      return tables_of(3) + kSchemaV3;
     case 3:
-      return std::string(kSchemaV4) + trials_add_columns_sql(columns, 4);
+      return std::string(kSchemaV4) + tables_of(4);
     case 4:
-      return std::string(kSchemaV5) + trials_add_columns_sql(columns, 5);
+      return std::string(kSchemaV5) + tables_of(5);
     case 5:
-      return std::string(kSchemaV6) + trials_add_columns_sql(columns, 6);
+      return tables_of(6);
     case 6:
-      return std::string(kSchemaV7) + trials_add_columns_sql(columns, 7);
+      return tables_of(7);
     case 7:
-      return std::string(kSchemaV8) + trials_add_columns_sql(columns, 8);
+      return std::string(kSchemaV8) + tables_of(8);
     default:
       throw StorageError("no migration from schema version " + std::to_string(from));
   }

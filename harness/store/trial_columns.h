@@ -1,19 +1,12 @@
-// The trials table as one list of columns: each with its name, its SQL type, how a trial binds it
-// and how a stored trial reads it back. The list drives CREATE TABLE (schema.cpp), INSERT with
-// named binds (:name), SELECT, and the column copy of `merge`: a new column is one new entry
-// here (with `since` = the schema version that adds it, a DEFAULT when it is NOT NULL, and a
-// line in results/README.md), nothing else. No torch.
+// The trials table as one list of columns (columns.h): each with its name, its SQL type, how a
+// trial binds it and how a stored trial reads it back. The list drives CREATE TABLE (schema.cpp),
+// INSERT with named binds (:name) and SELECT; merge copies the columns both files have. No torch.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "store/storage.h"
-
-namespace SQLite {
-class Statement;
-class Column;
-}  // namespace SQLite
+#include "store/columns.h"
 
 namespace tunebench::storage {
 
@@ -24,15 +17,7 @@ struct TrialRow {
   const TrialResult& result;
 };
 
-struct TrialColumn {
-  std::string name;
-  std::string sql_type;  // type and constraints as CREATE TABLE writes them
-  int since = 1;         // the schema version that added the column
-  // Binds the column's value to the named parameter (":name") of an INSERT.
-  void (*bind)(SQLite::Statement& st, const char* parameter, const TrialRow& row) = nullptr;
-  // Reads the column's value into a stored trial.
-  void (*read)(const SQLite::Column& column, Database::StoredTrial& trial) = nullptr;
-};
+using TrialColumn = Column<TrialRow, Database::StoredTrial>;
 
 // tunebench's trial columns, in table order (the integer primary key `id` is not among them).
 const std::vector<TrialColumn>& trial_columns();
@@ -46,8 +31,6 @@ std::string trials_insert_sql(const std::vector<TrialColumn>& columns);
 // SELECT id, a, b, … FROM trials WHERE run_uuid = :run_uuid ORDER BY sequence; with
 // `one_experiment`, also AND experiment = :experiment.
 std::string trials_select_sql(const std::vector<TrialColumn>& columns, bool one_experiment = false);
-// "a, b, …": the column names, for the column copy of merge.
-std::string trial_column_names(const std::vector<TrialColumn>& columns);
 
 // Binds every column of `row` to an INSERT made by trials_insert_sql(columns).
 void bind_trial(SQLite::Statement& insert, const std::vector<TrialColumn>& columns,

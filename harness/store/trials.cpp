@@ -143,12 +143,6 @@ std::vector<TrialColumn> make_trial_columns() {
   // clang-format on
 }
 
-std::string join(const std::vector<TrialColumn>& columns, const char* prefix) {
-  std::string out;
-  for (const auto& c : columns) out += (out.empty() ? "" : ", ") + std::string(prefix) + c.name;
-  return out;
-}
-
 }  // namespace
 
 const std::vector<TrialColumn>& trial_columns() {
@@ -157,38 +151,26 @@ const std::vector<TrialColumn>& trial_columns() {
 }
 
 std::string trials_create_sql(const std::vector<TrialColumn>& columns, int version) {
-  std::string out = "CREATE TABLE trials (\n  id INTEGER PRIMARY KEY,\n";
-  for (const auto& c : columns) {
-    if (c.since <= version) out += fmt::format("  {} {},\n", c.name, c.sql_type);
-  }
-  return out + "  UNIQUE (run_uuid, sequence)\n);\n";
+  return create_table_sql("trials", columns, version, "id INTEGER PRIMARY KEY",
+                          "UNIQUE (run_uuid, sequence)");
 }
 
 std::string trials_add_columns_sql(const std::vector<TrialColumn>& columns, int version) {
-  std::string out;
-  for (const auto& c : columns) {
-    if (c.since == version)
-      out += fmt::format("ALTER TABLE trials ADD COLUMN {} {};\n", c.name, c.sql_type);
-  }
-  return out;
+  return add_columns_sql("trials", columns, version);
 }
 
 std::string trials_insert_sql(const std::vector<TrialColumn>& columns) {
-  return fmt::format("INSERT INTO trials ({}) VALUES ({})", join(columns, ""), join(columns, ":"));
+  return insert_sql("trials", columns);
 }
 
 std::string trials_select_sql(const std::vector<TrialColumn>& columns, bool one_experiment) {
   return fmt::format("SELECT id, {} FROM trials WHERE run_uuid = :run_uuid{} ORDER BY sequence",
-                     join(columns, ""), one_experiment ? " AND experiment = :experiment" : "");
-}
-
-std::string trial_column_names(const std::vector<TrialColumn>& columns) {
-  return join(columns, "");
+                     column_names(columns), one_experiment ? " AND experiment = :experiment" : "");
 }
 
 void bind_trial(SQLite::Statement& insert, const std::vector<TrialColumn>& columns,
                 const TrialRow& row) {
-  for (const auto& c : columns) c.bind(insert, (":" + c.name).c_str(), row);
+  bind_row(insert, columns, row);
 }
 
 Database::StoredTrial read_trial(const SQLite::Statement& select,
