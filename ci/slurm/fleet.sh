@@ -17,7 +17,8 @@
 #      depends on afterany, not afterok, so that one lost node does not lose the others' results;
 #      it exits non-zero when a task is missing, for whatever waits on it.
 #
-# DIR (default results/fleet-<date>) and the tunebench binary (default build/pypi/tunebench, else
+# DIR (default results/fleet-<date>) and the tunebench binary (default: an installed tunebench on
+# PATH — `cmake --install` or the .deb, on every node — else build/pypi/tunebench, else
 # build/debian/tunebench) must be on a filesystem every node sees, as the repository is.
 # Anything after `--` goes to both sbatch calls (e.g. --partition=cpu --time=02:00:00
 # --account=X). --wait returns when the merge job has ended, with its exit status.
@@ -55,6 +56,10 @@ done
 [[ $nodes =~ ^[1-9][0-9]*$ ]] || die "--nodes $nodes: must be a positive count"
 [[ $tasks =~ ^[1-9][0-9]*$ ]] || die "--tasks-per-node $tasks: must be a positive count"
 command -v sbatch > /dev/null || die "sbatch is not on PATH (Debian package slurm-client)"
+if [[ -z $tunebench ]] && installed=$(command -v tunebench); then
+  # An installed tunebench (its share/tunebench beside its bin/) needs no checkout on the nodes.
+  [[ -f $(dirname "$installed")/../share/tunebench/.tunebench-installed ]] && tunebench=$installed
+fi
 if [[ -z $tunebench ]]; then
   for b in build/pypi/tunebench build/debian/tunebench; do
     [[ -x $b ]] && tunebench=$repo/$b && break

@@ -59,7 +59,9 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
       "paired (workers that each hold both arms and alternate them) where its knobs switch inside "
       "a process; a paired experiment adds workers until its interval is within ±2% or its "
       "budget_s is spent. Everything is stored in the results database");
-  auto* suite = cmd->add_option("--suite", o->suite_path, "suite file, e.g. suites/smoke.json");
+  auto* suite = cmd->add_option(
+      "--suite", o->suite_path,
+      "suite file, e.g. suites/smoke.json, or the name of a suite tunebench ships (smoke)");
   auto* resume = cmd->add_option(
       "--resume", o->resume,
       "finish an interrupted run (uuid, unique prefix or 'latest'): only its missing trials run");

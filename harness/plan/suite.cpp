@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/build_paths.h"
 #include "knobs/cuda.h"
 #include "knobs/knobs.h"
 #include "models/registry.h"
@@ -499,9 +501,27 @@ Suite parse(const std::string& text_in, const std::string& path) {
   return s;
 }
 
-Suite load(const std::string& path) {
+std::string shipped_suite(const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos) return "";
+  const std::string file =
+      name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0 ? name : name + ".json";
+  const std::string path = build_paths::source_dir() + "/suites/" + file;
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) ? path : "";
+}
+
+Suite load(const std::string& given) {
+  std::error_code ec;
+  const std::string shipped =
+      std::filesystem::exists(given, ec) ? std::string() : shipped_suite(given);
+  const std::string& path = shipped.empty() ? given : shipped;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw SuiteError(path + ": cannot read the suite file (does it exist?)");
+  if (!in) {
+    throw SuiteError(path +
+                     ": cannot read the suite file (does it exist? a name without a folder, "
+                     "such as smoke, names one of the suites tunebench ships: " +
+                     build_paths::source_dir() + "/suites)");
+  }
   std::ostringstream buffer;
   buffer << in.rdbuf();
   return parse(buffer.str(), path);

@@ -130,8 +130,12 @@ struct Suite {
   std::vector<Experiment> experiments;
 };
 
-// Reads and validates; throws SuiteError with one clear message.
+// Reads and validates; throws SuiteError with one clear message. A name without a folder that is
+// no file here (`smoke`, `cpu-nightly.json`) names a suite tunebench ships: suites/NAME.json of
+// the checkout, or of the installed prefix (core/build_paths.h).
 Suite load(const std::string& path);
+// The path of the shipped suite `name` names, as load() finds it; empty if none.
+std::string shipped_suite(const std::string& name);
 Suite parse(const std::string& text, const std::string& path);
 
 }  // namespace tunebench::suite

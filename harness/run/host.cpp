@@ -251,6 +251,8 @@ knobs::HostCaps capabilities() {
 }
 
 std::string git_revision() {
+  // An installed binary has no checkout beside it: the revision it was built from.
+  if (build_paths::installed()) return build_paths::configured_git_revision();
   const std::string git = build_paths::source_dir() + "/.git";
   std::string head = first_line(git + "/HEAD");
   if (head.empty()) return "unknown";

@@ -54,11 +54,10 @@ nlohmann::json host_comparison(const ReportOptions& options) {
 
 int report_command(const ReportOptions& options) {
   const std::string& source = build_paths::source_dir();
-  const char* from_env = std::getenv("TUNEBENCH_PYTHON");
-  const std::string python = from_env ? from_env : source + "/.venv/bin/python";
+  const std::string python = build_paths::report_python();
   if (access(python.c_str(), X_OK) != 0) {
     std::cerr << "tunebench: error: no Python for the report at " << python
-              << " (run ci/setup.sh, or set TUNEBENCH_PYTHON)\n";
+              << " (run ci/setup.sh, or set TUNEBENCH_PYTHON to a Python with matplotlib)\n";
     return kExitBadInput;
   }
   const std::string hosts_json = options.out + "/hosts.json";
