@@ -17,7 +17,7 @@
 # --confirm-budget S  seconds of workers per flagged benchmark in stage 2 (default 480).
 # --confirm-all  send every benchmark to stage 2, flagged or not (a release gate). Stage 1 flags
 #                only part of the 5 % slowdowns on a noisy host, stage 2 confirms nearly all it
-#                gets (the README's regression study); each benchmark costs an A/B (~3 min on
+#                gets (docs/studies/regression-study.md); each benchmark costs an A/B (~3 min on
 #                the 2-core VM of that study), so this suits small suites.
 # --tunebench FILE  the build to run and keep (default build/debian/tunebench, which the setup
 #                builds; with --skip-setup, whatever is there).
