@@ -15,6 +15,13 @@ for preset in debian pypi; do
   ctest --preset "$preset" -j2 || status=1
 done
 
+echo "[test] the knob reference docs/knobs.md is what \`tunebench list --format md\` prints"
+if ! build/debian/tunebench list --format md | diff -u docs/knobs.md - > build/knobs-md.diff; then
+  cat build/knobs-md.diff
+  echo "docs/knobs.md is out of date: run build/debian/tunebench list --format md > docs/knobs.md" >&2
+  status=1
+fi
+
 echo "[test] a one-node Slurm cluster: the fleet, its merge and ranks as job steps (tests/slurm_one_node.sh)"
 bash tests/slurm_one_node.sh build/debian/tunebench || status=1
 echo "[test] a two-node Slurm cluster on this machine: the fleet across nodes, DDP ranks on two nodes, a node killed mid-run (tests/slurm_two_nodes.sh)"

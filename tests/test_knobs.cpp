@@ -10,6 +10,7 @@
 #include "knobs/evidence.h"
 #include "knobs/knobs.h"
 #include "knobs/precision.h"
+#include "knobs/sources.h"
 #include "platform/nvml.h"
 
 namespace tunebench::knobs {
@@ -66,6 +67,24 @@ TEST(Knobs, TheCatalogHasEveryIdOnce) {
   EXPECT_EQ(ids, expected);
   EXPECT_FALSE(find("inplace_act")->false_claim.empty());
   EXPECT_FALSE(find("cudnn_benchmark")->false_claim.empty());
+}
+
+// Every claim says where it comes from by the source's name (not a file number), or says it goes
+// beyond the documents; every source is cited by some claim.
+TEST(Knobs, EveryClaimNamesItsSources) {
+  std::set<std::string> cited;
+  for (const auto& k : knobs::catalog()) {
+    const auto names = knobs::cited_sources(k.claim);
+    cited.insert(names.begin(), names.end());
+    EXPECT_TRUE(!names.empty() || k.claim.find("(beyond the documents") != std::string::npos)
+        << k.id << ": " << k.claim;
+    for (char digit = '0'; digit <= '9'; ++digit)
+      EXPECT_EQ(k.claim.find(std::string("(00") + digit), std::string::npos) << k.id;
+  }
+  for (const auto& s : knobs::sources()) EXPECT_TRUE(cited.count(s.name)) << s.name;
+  EXPECT_EQ(knobs::cited_sources("faster (PyTorch Performance Tuning Guide; cudnn.benchmark note)"),
+            (std::vector<std::string>{"PyTorch Performance Tuning Guide", "cudnn.benchmark note"}));
+  EXPECT_TRUE(knobs::cited_sources("faster (000)").empty());
 }
 
 TEST(Knobs, NearestIdsSuggestTheIntendedOne) {

@@ -209,7 +209,13 @@ Subcommand add_list(CLI::App& app) {
       "List the catalog's knobs (whether each applies on this host and build, and why not) "
       "and the suites with their experiments");
   cmd->add_option("--suites", *suites_dir, "folder of suite files")->capture_default_str();
-  return {cmd, [suites_dir] { return list_command(*suites_dir); }};
+  auto format = std::make_shared<std::string>("table");
+  cmd->add_option("--format", *format,
+                  "table: the knobs on this host and the suites; md: the knob reference (every "
+                  "knob with its change, claim and sources, the same on every host; docs/knobs.md)")
+      ->check(CLI::IsMember({"table", "md"}))
+      ->capture_default_str();
+  return {cmd, [suites_dir, format] { return list_command(*suites_dir, *format); }};
 }
 
 Subcommand add_env(CLI::App& app) {

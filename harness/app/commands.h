@@ -42,7 +42,9 @@ struct ShowOptions {
 };
 int show_command(const ShowOptions& options);
 
-int list_command(const std::string& suites_dir);
+// format "table": the knobs on this host and the suites; "md": the knob reference (sources and
+// every knob), the same on every host.
+int list_command(const std::string& suites_dir, const std::string& format);
 
 int env_command(bool as_json);
 

@@ -53,7 +53,8 @@ struct Knob {
   std::string group{};   // the catalog's section
   std::string where{};   // "cpu", "cuda" or "both"
   std::string change{};  // "grad-enabled forward → forward under no-grad"
-  // What the sources say, with the seed file, e.g. "faster and less memory (000)".
+  // What the sources say, with their names (knobs/sources.h), e.g. "faster and less memory
+  // (PyTorch Performance Tuning Guide)".
   std::string claim{};
   std::vector<std::string> models{};      // models it applies to; empty = all
   std::vector<Mode> modes{};              // modes it applies to; empty = both

@@ -7,6 +7,7 @@
 
 #include "app/commands.h"
 #include "knobs/knobs.h"
+#include "knobs/sources.h"
 #include "models/registry.h"
 #include "plan/plan.h"
 #include "plan/suite.h"
@@ -71,9 +72,54 @@ void print_suites(const std::string& suites_dir, const knobs::HostCaps& host) {
   }
 }
 
+// A Markdown table cell: pipes escaped, never empty.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out.empty() ? "-" : out;
+}
+
+// The knob reference: the sources, then every knob of each catalog group. The same on every host
+// and build (no applicability), so docs/knobs.md, made from it, can be checked to be current.
+void print_reference() {
+  fmt::print(
+      "# Knob reference\n\n"
+      "Generated from the catalog by `tunebench list --format md` (CI checks that this file is "
+      "current: do not edit it by hand). Whether a knob applies on a host and build, and why not: "
+      "`tunebench list`.\n\n## Sources\n\n"
+      "Each claim names the documents it comes from.\n\n"
+      "| source | document | kind | what it claims |\n|---|---|---|---|\n");
+  for (const auto& s : knobs::sources())
+    fmt::print("| {} | {} | {} | {} |\n", cell(s.name), cell(s.title), cell(s.kind),
+               cell(s.claims));
+  std::vector<std::string> groups;
+  for (const auto& k : knobs::catalog()) {
+    if (std::find(groups.begin(), groups.end(), k.group) == groups.end()) groups.push_back(k.group);
+  }
+  for (const auto& group : groups) {
+    fmt::print(
+        "\n## {}\n\n| knob | where | change (off → on) | claim | models | modes | arms "
+        "(off / on) |\n|---|---|---|---|---|---|---|\n",
+        group);
+    for (const auto& k : knobs::catalog()) {
+      if (k.group != group) continue;
+      std::string models, modes;
+      for (const auto& m : k.models) models += (models.empty() ? "" : ", ") + m;
+      for (const auto& m : k.modes) modes += std::string(modes.empty() ? "" : ", ") + to_string(m);
+      fmt::print("| `{}` | {} | {} | {} | {} | {} | `{}` / `{}` |\n", k.id, k.where, cell(k.change),
+                 cell(k.claim), models.empty() ? "all" : cell(models),
+                 modes.empty() ? "both" : modes, cell(k.off.dump()), cell(k.on.dump()));
+    }
+  }
+}
+
 }  // namespace
 
-int list_command(const std::string& suites_dir) {
+int list_command(const std::string& suites_dir, const std::string& format) {
+  if (format == "md") {
+    print_reference();
+    return 0;
+  }
   const knobs::HostCaps host = host::capabilities();
   fmt::print("Built against {}. Host: {} cores, {} NUMA node(s), {} GPU(s).\n",
              device::build_summary(), host.cores, host.numa_nodes, host.gpus);
