@@ -9,7 +9,8 @@ namespace tunebench::knobs::compile {
 using nlohmann::json;
 
 // torch.compile's third mode, reduce-overhead, records CUDA graphs around a Python callable; an
-// AOTInductor package has no such mode, so it is not a value here (docs/user-guide.md, the compile knob).
+// AOTInductor package has no such mode, so it is not a value here (docs/user-guide.md, the compile
+// knob).
 const std::vector<std::string>& modes() {
   static const std::vector<std::string> all = {"default", "max-autotune"};
   return all;
