@@ -30,7 +30,7 @@ std::vector<std::string> stop_orphaned_workers() {
   const liveness::Here here = liveness::this_machine();
   const auto orphans = liveness::orphans(liveness::tagged_processes(), here);
   for (const auto& p : orphans) {
-    // A worker leads its own process group (run/orchestrator.cpp start_child): the group takes
+    // A worker leads its own process group (run/spawn.cpp start_child): the group takes
     // whatever it started too. A process that leads none is stopped alone.
     const pid_t group = getpgid(pid_t(p.pid));
     if (group == pid_t(p.pid)) kill(-group, SIGKILL);

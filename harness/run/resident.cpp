@@ -17,8 +17,8 @@ namespace tunebench::orchestrator {
 
 using nlohmann::json;
 
-// The pieces of a resident pair (a named namespace: this file shares a unity batch with
-// orchestrator.cpp, whose anonymous namespace has names of its own).
+// The pieces of a resident pair (a named namespace: this file shares a unity batch with other
+// files of harness/run, whose anonymous namespaces have names of their own).
 namespace resident {
 
 using Clock = std::chrono::steady_clock;

@@ -1,0 +1,124 @@
+// Resuming a run (run/resume.h).
+#include "run/resume.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+
+#include "core/liveness.h"
+#include "plan/plan.h"
+#include "plan/suite.h"
+#include "run/host.h"
+#include "run/run_loop.h"
+#include "run/run_start.h"
+#include "store/storage.h"
+
+namespace tunebench::orchestrator {
+
+using nlohmann::json;
+
+namespace {
+
+// The stored suite (`saved`: RunRecord::suite) planned again on this host, as the run planned it.
+// Throws when it no longer parses or plans, or when a model file has changed since the run
+// started (its sha256 then is stored beside the suite).
+plan::Plan plan_again(const json& saved, const knobs::HostCaps& caps) {
+  const suite::Suite s =
+      suite::parse(saved.at("suite").dump(), saved.value("path", "stored suite"));
+  const plan::ModelOffers offers = read_file_models(s);
+  for (const auto& [path, offer] : offers) {
+    const std::string was = saved.value("models", json::object())
+                                .value(path, json::object())
+                                .value("sha256", std::string());
+    if (was != offer.sha256) {
+      throw std::runtime_error(fmt::format(
+          "{} has changed since the run started (sha256 {} then, {} now): its trials would "
+          "measure two models; start a new run",
+          path, was.substr(0, 12), offer.sha256.substr(0, 12)));
+    }
+  }
+  return plan::make(s, caps, offers);
+}
+
+}  // namespace
+
+int resume(const RunOptions& options) {
+  if (!ready_to_run(options)) return 2;
+  const knobs::HostCaps caps = host::capabilities();
+  std::unique_ptr<storage::Database> db;
+  std::string uuid;
+  storage::Database::StoredRun stored;
+  try {
+    db = std::make_unique<storage::Database>(options.db_path);
+    uuid = storage::resolve_run(*db, options.resume);
+    interrupt_gone_runs(*db, options, uuid);
+    stored = db->run(uuid);
+  } catch (const storage::StorageError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return 2;
+  }
+  std::vector<TrialSpec> all;
+  plan::Plan resumed_plan;
+  try {
+    const json& saved = stored.record.suite;
+    resumed_plan = plan_again(saved, caps);
+    all = plan::trials(resumed_plan, saved.value("filter", ""));
+  } catch (const std::exception& e) {
+    std::cerr << "tunebench: error: cannot resume run " << uuid << ": " << e.what() << "\n";
+    return 2;
+  }
+  std::set<int> done;
+  std::map<std::string, double> guard_reference;
+  int failed = 0, invalid = 0;
+  for (const auto& t : db->trials(uuid)) {
+    done.insert(t.spec.sequence);
+    if (t.result.status == "failed") ++failed;
+    if (t.result.status == "invalid") ++invalid;
+    if (t.result.status == "ok") guard_reference.emplace(t.spec.experiment, t.result.check_value);
+  }
+  std::vector<TrialSpec> missing;
+  for (auto& t : all) {
+    t.run_uuid = uuid;
+    if (!done.count(t.sequence)) missing.push_back(t);
+  }
+  if (missing.empty() && stored.status != "running" && stored.status != "interrupted") {
+    if (!options.quiet) std::cerr << "nothing to resume: the run is " << stored.status << "\n";
+    return stored.status == "completed" ? 0 : 1;
+  }
+  // Who runs it now; refused while its orchestrator is alive here (two would write one run).
+  // The host as it is now, after leftovers were cleared, is stored beside the start's.
+  const host::HostState state = host::host_state();
+  json resumed_state = state.facts;
+  resumed_state["warnings"] = state.warnings;
+  resumed_state["at"] = now_iso8601();
+  try {
+    db->reopen_run(uuid, liveness::to_json(liveness::this_process()), resumed_state,
+                   state.warnings.empty());
+  } catch (const storage::StorageError& e) {
+    std::cerr << "tunebench: error: " << e.what() << "\n";
+    return 2;
+  }
+  if (!options.quiet) {
+    std::string was = stored.status;
+    if (stored.status == "running") {
+      // Not alive here (refused above): on another host, or stored before schema 7.
+      was += ": " + liveness::judge(liveness::orchestrator_from_json(stored.orchestrator),
+                                    liveness::this_machine())
+                        .why;
+    } else if (stored.orchestrator.contains("gone")) {
+      was += ": " + stored.orchestrator["gone"].value("why", "its orchestrator is gone");
+    }
+    std::cerr << fmt::format("resuming run {} ({}): {} of {} trials stored, {} to run\n", uuid, was,
+                             done.size(), all.size(), missing.size());
+    for (const auto& w : state.warnings) std::cerr << "warning: host is not quiet: " << w << "\n";
+  }
+  RunLoop loop(*db, uuid, options, caps.gpus, guard_reference, failed, invalid,
+               sampling_of(resumed_plan));
+  return execute_or_interrupt(loop, *db, uuid, missing, options);
+}
+
+}  // namespace tunebench::orchestrator

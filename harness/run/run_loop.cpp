@@ -1,0 +1,314 @@
+// The run loop and sampling on (run/run_loop.h).
+#include "run/run_loop.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "analysis/detect.h"
+#include "analysis/effects.h"
+#include "core/liveness.h"
+#include "core/multiproc.h"
+#include "knobs/knobs.h"
+#include "run/trial_unit.h"
+#include "run/worker_result.h"
+
+namespace tunebench::orchestrator {
+
+namespace {
+
+std::string duration(double s) {
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  return fmt::format("{}m{:02d}s", int(s) / 60, int(s) % 60);
+}
+
+// Set by SIGINT and SIGTERM once execute has installed on_signal: every worker is then stopped.
+volatile sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+
+}  // namespace
+
+SamplingMap sampling_of(const plan::Plan& plan) {
+  SamplingMap out;
+  for (const auto& [x, not_applicable] : plan.experiments) {
+    if (x.design != "processes")
+      out[x.name] = {x.budget_s,   x.max_workers, x.target,
+                     x.confidence, x.decide,      x.heap_offset_per_pair};
+  }
+  return out;
+}
+
+RunLoop::RunLoop(storage::Database& db, std::string run_uuid, const RunOptions& options, int gpus,
+                 std::map<std::string, double> guard_reference, int failed, int invalid,
+                 SamplingMap sampling)
+    : db_(db),
+      run_uuid_(std::move(run_uuid)),
+      options_(options),
+      tty_(isatty(STDERR_FILENO) && !options.quiet),
+      launch_{options.worker_executable, multiproc::allowed_cpus(), gpus, std::nullopt},
+      guard_reference_(std::move(guard_reference)),
+      failed_(failed),
+      invalid_(invalid),
+      sampling_(std::move(sampling)) {
+  launch_.slurm = options.allocation;
+  if (launch_.resolved_exe == "/proc/self/exe") {
+    char path[4096];
+    const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    if (n > 0) launch_.resolved_exe.assign(path, size_t(n));
+  }
+  // Linked now, while the file is still this very binary (a rebuild may replace it later).
+  launch_.links->path_for(launch_.resolved_exe);
+}
+
+// Every arm of an experiment computes what its first trial did (within the knob's tolerance).
+void RunLoop::guard(const TrialSpec& t, TrialResult& r) {
+  if (r.status != "ok") return;
+  auto [it, first] = guard_reference_.emplace(t.experiment, r.check_value);
+  const double tolerance = knobs::guard_tolerance(t.knob, t.settings);
+  const double diff = std::abs(r.check_value - it->second) / std::max(std::abs(it->second), 1e-12);
+  if (!first && diff > tolerance) {
+    r.status = "invalid";
+    r.error = fmt::format(
+        "correctness guard: this arm computes {:.6g}, the experiment's first trial "
+        "{:.6g} (relative difference {:.2g} > tolerance {:.2g})",
+        r.check_value, it->second, diff, tolerance);
+  }
+}
+
+void RunLoop::report(const TrialSpec& t, const TrialResult& r, const std::string& position) const {
+  if (!tty_ && !options_.quiet) {
+    const double median_ms =
+        r.items_per_second > 0 ? 1e3 * double(t.batch) / r.items_per_second : 0;
+    say(fmt::format("trial {} {} [{}] {}{}", position, t.experiment, t.arm, r.status,
+                    r.status == "ok" ? fmt::format(": median {:.3g} ms/iteration", median_ms)
+                                     : ": " + r.error));
+  } else if (r.status != "ok") {
+    say(fmt::format("trial {} {} [{}] {}: {}", position, t.experiment, t.arm, r.status, r.error));
+  }
+}
+
+// Runs one unit — a trial alone (one process, or several at once for multi_instance and the
+// distributed knobs), or a paired trial's two arms in one process — then guards and stores it:
+// both arms of a paired trial together or neither (a resumed run reruns both). False when the
+// run must stop: interrupted (nothing of the unit stored) or the database refused it.
+bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
+                       const std::vector<std::string>& positions) {
+  const TrialSpec& t = unit.front();
+  std::vector<TrialResult> results;
+  bool interrupted = false;
+  const auto began = Clock::now();
+  if (unit.size() == 2) {
+    const auto rules = sampling_.find(t.experiment);
+    const bool shared_heap = rules == sampling_.end() || rules->second.shared_heap_offset;
+    results = t.pairing.resident ? run_resident(unit[0], unit[1], launch_, shared_heap,
+                                                &g_interrupted, interrupted)
+                                 : run_pair(unit[0], unit[1], launch_, &g_interrupted, interrupted);
+  } else if (t.pairing.paired()) {
+    results.push_back(
+        failed_result({},
+                      "a paired trial needs both arms, and the other arm of this worker is missing "
+                      "(rerun the experiment)"));
+  } else {
+    results.push_back(run_alone(t, launch_, &g_interrupted, interrupted));
+  }
+  // A trial cut short by SIGINT/SIGTERM is not a result: it is not stored, and the run is
+  // marked interrupted with every finished trial kept.
+  if (interrupted) return false;
+  const double seconds = std::chrono::duration<double>(Clock::now() - began).count();
+  experiment_seconds_[t.experiment] += seconds;
+  std::vector<std::pair<TrialSpec, TrialResult>> stored;
+  for (size_t u = 0; u < unit.size(); ++u) {
+    // The machine time of the unit's worker process(es), start-up included: what a study of the
+    // cost of settling an effect adds up (both arms of a paired worker hold the same figure).
+    results[u].evidence["worker_wall_seconds"] = seconds;
+    guard(unit[u], results[u]);
+    if (results[u].status == "failed") ++failed_;
+    if (results[u].status == "invalid") ++invalid_;
+    stored.emplace_back(unit[u], results[u]);
+  }
+  try {
+    db_.store_trials(run_uuid_, stored);
+  } catch (const storage::StorageError& e) {
+    // The store's message names the trial and the run; where the device is full it also says
+    // to free space and how to resume.
+    std::cerr << "\ntunebench: error: " << e.what() << "\n";
+    if (!e.no_space()) {
+      std::cerr << "the run stopped; its stored trials are kept; resume with: "
+                << liveness::resume_command(run_uuid_, options_.db_path) << "\n";
+    }
+    failed_to_store_ = true;
+    return false;
+  }
+  for (size_t u = 0; u < unit.size(); ++u) report(unit[u], results[u], positions[u]);
+  return true;
+}
+
+// Sampling on (issue #14, "stop on precision"): after a paired experiment's planned workers, two
+// more workers at a time (one OFF-first, one ON-first, so the order stays balanced) until its
+// interval is within its target, ±2 % by default (stats::paired::settled: the width only, never the
+// estimate), or its workers have taken its budget_s, or it has max_workers, or the run's
+// --budget is spent. With decide_pct (stage 2 of the check), it also stops at the first of its
+// fixed looks whose interval decides, every interval then at the look level
+// (detect::decision_looks), and settles only from its first look on; resident pairs settle only
+// from detect::kResidentSettleFrom workers on (detect::may_settle). What
+// stops it is said; an experiment left wider than the target is stored as "not precise enough
+// (±x %)" unless its interval excludes 1. `off` and `on` are the experiment's last planned worker:
+// the new workers are copies of it. False when the run must stop (as run_unit).
+bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
+  const auto found = sampling_.find(off.experiment);
+  if (found == sampling_.end()) return true;
+  const Sampling& limits = found->second;
+  std::optional<detect::Looks> looks;
+  if (limits.decide > 0) looks = detect::decision_looks(limits.confidence, limits.max_workers);
+  int looked_at = 0;  // workers at the last pass: a look is a count in looks->at passed since
+  for (;;) {
+    stats::paired::Options target;
+    target.target = limits.target;
+    target.confidence = looks ? looks->confidence : limits.confidence;
+    const auto stored = db_.trials(run_uuid_, off.experiment);
+    const stats::paired::Effect e = analysis::paired_time_estimate(stored, off.experiment, target);
+    int workers = 0;
+    for (const auto& t : stored) workers = std::max(workers, t.spec.process_index + 1);
+    const double spent = experiment_seconds_[off.experiment];
+    // Fewer workers with kept pairs than an interval needs: no width to speak of yet.
+    const bool has_interval = std::isfinite(e.lo) && std::isfinite(e.hi) && e.lo > 0;
+    std::string width = has_interval ? fmt::format("±{:.1f}%", 100 * e.half_width) : "no interval";
+    if (has_interval && target.confidence != 0.95) {
+      width += fmt::format(" ({:g} % interval)", 100 * target.confidence);
+    }
+    std::string stop;
+    const bool look = looks && detect::at_look(*looks, looked_at, workers);
+    looked_at = workers;
+    const std::string answer =
+        look ? detect::decide(e.ratio, e.lo, e.hi, limits.decide, target.confidence).status : "";
+    const bool narrow = stats::paired::settled(e, target);
+    if (narrow && detect::may_settle(looks, workers, off.pairing.resident)) {
+      stop = "settled";
+    } else if (look && answer != "unknown") {
+      stop = fmt::format("decided at a look ({}, threshold {:g} %)", answer, 100 * limits.decide);
+    } else if (e.workers == 0 && e.dropped == 0) {
+      // (Every pair dropped as contaminated is a busy host: later workers may find it quiet.)
+      stop = "not sampled on: no worker has both arms ok";
+    } else if (limits.budget_s <= 0) {
+      stop = "not settled (budget_s 0: the planned workers only)";
+    } else if (spent >= limits.budget_s) {
+      stop = fmt::format("not settled: its budget_s of {:g}s is spent", limits.budget_s);
+    } else if (workers + 2 > limits.max_workers) {
+      stop = fmt::format("not settled: max_workers {} reached", limits.max_workers);
+    } else if (options_.budget_s > 0 && elapsed() >= options_.budget_s) {
+      stop = fmt::format("not settled: the run's --budget of {:g}s is spent", options_.budget_s);
+    }
+    if (!stop.empty()) {
+      say(fmt::format("{}: {} at {} after {} workers, {:.0f}s", off.experiment, stop, width,
+                      workers, spent));
+      return true;
+    }
+    const std::string early = narrow
+                                  ? fmt::format(" (settles from {} workers on)",
+                                                detect::settles_from(looks, off.pairing.resident))
+                                  : "";
+    say(fmt::format("{}: {}{} after {} workers ({:.0f}s of {:g}s): two more workers",
+                    off.experiment, width, early, workers, spent, limits.budget_s));
+    for (int k = 0; k < 2 && !g_interrupted; ++k) {
+      std::vector<TrialSpec> unit{off, on};
+      for (TrialSpec& t : unit) {
+        t.process_index = workers + k;
+        t.pairing.on_first = t.process_index % 2 == 1;
+        t.sequence = next_sequence_++;
+      }
+      ++added_;
+      if (!run_unit(unit, {fmt::format("+{}", 2 * added_ - 1), fmt::format("+{}", 2 * added_)}))
+        return false;
+    }
+    if (g_interrupted) return false;
+  }
+}
+
+int RunLoop::execute(const std::vector<TrialSpec>& trials) {
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  // Workers added beyond the plan take sequence numbers after every trial planned or stored (a
+  // resumed run may hold workers an earlier sampling added).
+  for (const auto& t : trials) next_sequence_ = std::max(next_sequence_, t.sequence + 1);
+  for (const auto& t : db_.trials(run_uuid_))
+    next_sequence_ = std::max(next_sequence_, t.spec.sequence + 1);
+  bool go_on = true;
+  for (size_t i = 0; i < trials.size() && go_on && !g_interrupted; ++i) {
+    const TrialSpec& t = trials[i];
+    if (tty_) {
+      const double eta = i ? elapsed() / double(i) * double(trials.size() - i) : 0;
+      std::cerr << fmt::format("\r\033[Ktrial {}/{} {} [{}] elapsed {} eta {}", i + 1,
+                               trials.size(), t.experiment, t.arm, duration(elapsed()),
+                               i ? duration(eta) : "?")
+                << std::flush;
+    }
+    // A paired trial is this arm and the next, in one process.
+    std::vector<TrialSpec> unit{t};
+    const TrialSpec* next = i + 1 < trials.size() ? &trials[i + 1] : nullptr;
+    if (t.pairing.paired() && t.arm == "off" && next && next->arm == "on" &&
+        next->experiment == t.experiment && next->process_index == t.process_index &&
+        next->pairing == t.pairing) {
+      unit.push_back(*next);
+    }
+    std::vector<std::string> positions;
+    for (size_t u = 0; u < unit.size(); ++u)
+      positions.push_back(fmt::format("{}/{}", i + u + 1, trials.size()));
+    go_on = run_unit(unit, positions);
+    i += unit.size() - 1;
+    // The experiment's last planned worker: sample on until it is settled.
+    const bool last = i + 1 == trials.size() || trials[i + 1].experiment != t.experiment;
+    if (go_on && unit.size() == 2 && last) go_on = sample_on(unit[0], unit[1]);
+  }
+  if (failed_to_store_) {
+    // Said already, with the resume command; a store that cannot take a trial (a full disk)
+    // may not take this either: the run then stays "running", and its dead orchestrator makes
+    // it interrupted for every later reader.
+    try {
+      db_.finish_run(run_uuid_, "failed", now_iso8601());
+    } catch (const storage::StorageError&) {
+    }
+    return 2;  // a storage error, as everywhere else (cli.cpp's dispatch)
+  }
+  const std::string status = g_interrupted           ? "interrupted"
+                             : (failed_ || invalid_) ? "completed with failures"
+                                                     : "completed";
+  db_.finish_run(run_uuid_, status, now_iso8601());
+  if (tty_) std::cerr << "\r\033[K";
+  say(fmt::format("run {} {}: {} trials{}, {} failed, {} invalid, in {}", run_uuid_, status,
+                  db_.trials(run_uuid_).size(),
+                  added_ ? fmt::format(" ({} workers added to settle paired effects)", added_) : "",
+                  failed_, invalid_, duration(elapsed())));
+  if (status == "interrupted") {
+    say("resume with: tunebench run --resume " + run_uuid_.substr(0, 8) + " --db " +
+        options_.db_path);
+  }
+  say("see: tunebench show " + run_uuid_.substr(0, 8) + " --db " + options_.db_path);
+  return status == "completed" ? 0 : 1;
+}
+
+int execute_or_interrupt(RunLoop& loop, storage::Database& db, const std::string& uuid,
+                         const std::vector<TrialSpec>& trials, const RunOptions& options) {
+  try {
+    return loop.execute(trials);
+  } catch (const std::exception& e) {
+    std::cerr << "\ntunebench: error: run " << uuid << " stopped: " << e.what() << "\n";
+    try {
+      db.finish_run(uuid, "interrupted", now_iso8601());
+      std::cerr << "The trials stored so far are kept; resume with: "
+                << liveness::resume_command(uuid, options.db_path) << "\n";
+    } catch (const std::exception& also) {
+      std::cerr << "tunebench: error: cannot mark the run interrupted either: " << also.what()
+                << "\n";
+    }
+    return 2;
+  }
+}
+
+}  // namespace tunebench::orchestrator
