@@ -8,6 +8,8 @@
 #include <random>
 
 #include "analysis/check.h"
+#include "analysis/compare_runs.h"
+#include "analysis/reporter.h"
 #include "core/hardware.h"
 #include "tests/synthetic_db.h"
 
@@ -16,6 +18,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// A check report, or two runs compared, as the reporter of `format` prints it.
+std::string printed(const Report& report, const std::string& format) {
+  return reporters::reporter(format, reporters::Output::check).check(report);
+}
+std::string printed(const Comparison& comparison, const std::string& format) {
+  return reporters::reporter(format, reporters::Output::comparison).comparison(comparison);
+}
 
 class CheckTest : public test_db::SyntheticDbTest {
  protected:
@@ -101,16 +111,16 @@ TEST_F(CheckTest, AnotherCpuUnderTheSameHostnameRestartsTheHistoryAndSaysSo) {
   ASSERT_TRUE(report.machine_changed);
   EXPECT_FALSE(report.regressed());
   EXPECT_TRUE(report.benchmarks.empty());
-  const std::string text = format(report, "table");
+  const std::string text = printed(report, "table");
   EXPECT_NE(text.find("the machine changed (was AMD EPYC (AuthenticAMD family 25 model 17 "
                       "stepping 1), 2 cores, 24 GiB, avx avx2, now AMD EPYC (AuthenticAMD "
                       "family 25 model 17 stepping 1), 2 cores, 24 GiB, avx avx2 avx512f "
                       "avx512_bf16): history restarts"),
             std::string::npos)
       << text;
-  EXPECT_EQ(json::parse(format(report, "json"))["machine_changed"]["now"],
+  EXPECT_EQ(json::parse(printed(report, "json"))["machine_changed"]["now"],
             hardware::describe({{"hardware", hardware_}}));
-  EXPECT_NE(format(report, "junit").find("<skipped message=\"the machine changed"),
+  EXPECT_NE(printed(report, "junit").find("<skipped message=\"the machine changed"),
             std::string::npos);
   // A baseline given by run id is the user's choice: compared, no restart.
   options.baseline = "run:" + first;
@@ -162,7 +172,7 @@ TEST_F(CheckTest, CalibratedCheckPassesAaAndFlagsASlowdownAndAStep) {
   const std::string third = add_run("small", 1.3);
   options.baseline = "last:3";
   report = check(*db_, options);
-  ASSERT_EQ(report.steps.size(), 1u) << format(report, "table");
+  ASSERT_EQ(report.steps.size(), 1u) << printed(report, "table");
   EXPECT_EQ(report.steps[0].experiment, "gpt.infer");
   EXPECT_NEAR(report.steps[0].step.ratio, 1.3, 0.05);
   EXPECT_EQ(report.steps[0].first_run, db_->run_uuids()[7]);
@@ -225,8 +235,7 @@ TEST_F(CheckTest, CompareHostsUsesEachHostsLatestRunOfACommonSuite) {
     EXPECT_LT(row.effect.hi, 1.0);
     EXPECT_EQ(row.effect.verdict, stats::Verdict::helps);
   }
-  EXPECT_NE(format_comparison(c, "table").find("x [0.4"), std::string::npos)
-      << format_comparison(c, "table");
+  EXPECT_NE(printed(c, "table").find("x [0.4"), std::string::npos) << printed(c, "table");
   EXPECT_THROW(latest_runs_of_hosts(*db_, {"small", "tiny"}, ""), std::invalid_argument);
   EXPECT_THROW(latest_runs_of_hosts(*db_, {"small", "big"}, "cpu-full"), std::invalid_argument);
 }
@@ -264,22 +273,22 @@ TEST_F(CheckTest, ReferenceRelativeHistoryIsUsedWhereItIsQuieterAndCatchesFivePe
     EXPECT_EQ(b.basis.source, "calibration");
     EXPECT_LT(b.basis.sigma_log, b.basis.other_sigma_log);
     if (b.experiment == "gpt.infer") {
-      EXPECT_TRUE(b.flagged) << format(report, "table");
+      EXPECT_TRUE(b.flagged) << printed(report, "table");
       EXPECT_NEAR(b.judgement.effect.ratio, 1.05, 0.015);
     }
   }
-  EXPECT_NE(format(report, "table").find("relative ("), std::string::npos);
+  EXPECT_NE(printed(report, "table").find("relative ("), std::string::npos);
   add_run("small", 1.10, 1.0, 1.0, true);
   report = check(*db_, options);
   for (const auto& b : report.benchmarks) {
     EXPECT_EQ(b.status, b.experiment == "gpt.infer" ? "regression" : "unchanged")
-        << format(report, "table");
+        << printed(report, "table");
   }
 
   // An unchanged night in the fast phase after it: nothing.
   add_run("small", 1.0, 1.0, 1.0, true);
   report = check(*db_, options);
-  EXPECT_FALSE(report.regressed()) << format(report, "table");
+  EXPECT_FALSE(report.regressed()) << printed(report, "table");
 
   // The same history without reference times: only absolute time is there, and 5 % drowns in
   // the phases: not even flagged.
@@ -293,20 +302,20 @@ TEST_F(CheckTest, ReferenceRelativeHistoryIsUsedWhereItIsQuieterAndCatchesFivePe
     EXPECT_FALSE(std::isfinite(b.basis.other_sigma_log));
     EXPECT_NE(b.status, "regression");
     if (b.experiment == "gpt.infer") {
-      EXPECT_FALSE(b.flagged) << format(report, "table");
+      EXPECT_FALSE(b.flagged) << printed(report, "table");
     }
   }
   // --confirm-all sends every benchmark to stage 2, and the report still says what stage 1 made
   // of each on its own (the studies count stage 1's flags from it).
   options.flag_all = true;
   report = check(*db_, options);
-  const json out = json::parse(format(report, "json"));
+  const json out = json::parse(printed(report, "json"));
   ASSERT_EQ(out.at("benchmarks").size(), report.benchmarks.size());
   for (size_t i = 0; i < report.benchmarks.size(); ++i) {
     const auto& b = report.benchmarks[i];
     EXPECT_TRUE(b.flagged) << b.experiment;
     if (b.experiment == "gpt.infer") {
-      EXPECT_FALSE(b.stage1_flagged) << format(report, "table");
+      EXPECT_FALSE(b.stage1_flagged) << printed(report, "table");
     }
     EXPECT_EQ(out["benchmarks"][i].at("stage1_flagged").get<bool>(), b.stage1_flagged);
     EXPECT_TRUE(out["benchmarks"][i].at("flagged").get<bool>());

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "analysis/hosts.h"
+#include "analysis/reporter.h"
 #include "tests/synthetic_db.h"
 
 namespace tunebench::hosts {
@@ -18,6 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// The comparison as the reporter of `format` prints it.
+std::string printed(const Comparison& comparison, const std::string& format) {
+  return reporters::reporter(format, reporters::Output::hosts).hosts(comparison);
+}
 
 class HostsTest : public test_db::SyntheticDbTest {
  protected:
@@ -144,16 +150,16 @@ TEST_F(HostsTest, TwentyPercentFasterHostIsRankedApartWithAnIntervalCovering1Poi
   ASSERT_EQ(w.ranking.size(), 2u);
   EXPECT_EQ(w.ranking[0].text, "1 fast");
   EXPECT_EQ(w.ranking[1].text, "2 slow");
-  const std::string table = format(c, "table");
+  const std::string table = printed(c, "table");
   EXPECT_NE(table.find("ranking by items/s: 1 fast; 2 slow"), std::string::npos) << table;
   EXPECT_NE(table.find("fast / slow 1.2"), std::string::npos) << table;
   EXPECT_NE(table.find("not measured"), std::string::npos) << table;
-  const auto j = json::parse(format(c, "json"));
+  const auto j = json::parse(printed(c, "json"));
   EXPECT_EQ(j["workloads"][0]["pairs"][0]["faster"], "fast");
   EXPECT_EQ(j["workloads"][0]["hosts"][1]["items_per_second"]["value"].get<double>(),
             fast.items_per_second.value);
   EXPECT_TRUE(j["workloads"][0]["hosts"][1]["items_per_currency_unit"]["value"].is_null());
-  EXPECT_NE(format(c, "md").find("| host | items/s |"), std::string::npos);
+  EXPECT_NE(printed(c, "md").find("| host | items/s |"), std::string::npos);
 }
 
 TEST_F(HostsTest, HostsFromOneDistributionShareARank) {
@@ -224,7 +230,7 @@ TEST_F(HostsTest, PricesScaleThePerPriceFiguresExactly) {
   EXPECT_DOUBLE_EQ(doubled.workloads[0].hosts[0].cost_per_million.value,
                    w.hosts[0].cost_per_million.value * 2);
   EXPECT_EQ(doubled.workloads[0].price_ranking[0].text, "1 fast");
-  EXPECT_NE(format(c, "table").find("ranking by items per currency unit: 1 slow"),
+  EXPECT_NE(printed(c, "table").find("ranking by items per currency unit: 1 slow"),
             std::string::npos);
 }
 

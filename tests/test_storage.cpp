@@ -19,6 +19,7 @@
 #include "analysis/analysis.h"
 #include "analysis/effects.h"
 #include "analysis/export.h"
+#include "analysis/reporter.h"
 #include "core/hardware.h"
 #include "core/liveness.h"
 #include "store/columns.h"
@@ -549,7 +550,8 @@ TEST_F(StorageTest, StorageMigratesVersion1AfterABackupCopy) {
     EXPECT_EQ(hardware::describe(host), "hardware not recorded");
     EXPECT_EQ(hardware::class_id(host), "");
     EXPECT_EQ(hardware::machine_id(host), sha256_hex(host.dump()));
-    const std::string shown = analysis::format_run(analysis::analyze(db, run.uuid));
+    const std::string shown =
+        reporters::reporter("table", reporters::Output::run).run(analysis::analyze(db, run.uuid));
     EXPECT_NE(shown.find("\nhardware not recorded\n"), std::string::npos) << shown;
   }
   // The backup is the file as it was: version 1, the run, no version-2 tables.

@@ -1,6 +1,7 @@
 // From stored trials to what `tunebench show` prints: per experiment, each arm's spread and
 // evidence, and the knob's effect on time (and on peak memory for memory knobs) as a ratio with
-// its interval and verdict, beside the catalog's claim. Compute here; print in format_run().
+// its interval and verdict, beside the catalog's claim. Computed here; printed by the reporters
+// (analysis/reporter.h).
 #pragma once
 
 #include <cmath>
@@ -79,11 +80,5 @@ struct RunReport {
 // stored for it (analysis/effects.h); a run without stored numbers (still running) is computed
 // on the fly. Its state is judged from this machine (run_state); nothing is written.
 RunReport analyze(const storage::Database& db, const std::string& run_uuid);
-std::string format_run(const RunReport& report);
-// "4.2 %" for 0.042; "-" for NaN.
-std::string format_percent(double fraction);
-// The floors as a table: each benchmark's run-to-run spread and smallest detectable slowdown.
-std::string format_floors(const std::vector<storage::Database::NoiseFloor>& floors);
-nlohmann::json to_json(const RunReport& report);
 
 }  // namespace tunebench::analysis

@@ -1,15 +1,19 @@
-// `tunebench check`, `tunebench calibrate` and `tunebench compare`: a run against a baseline
-// window of earlier runs of the same suite on the same host fingerprint and software, with the
-// detector of analysis/detect.h (the run's own bootstrap interval, the calibrated night-to-night
-// noise floor, and a minimum effect); step changes in the history of each benchmark; knobs that
-// stopped helping; noise floors from repeated A/A runs; two runs side by side.
+// `tunebench check`, stage 1: a run against a baseline window of earlier runs of the same suite
+// on the same host fingerprint and software (analysis/run_selection.h), with the detector of
+// analysis/detect.h (the run's own bootstrap interval, the calibrated night-to-night noise floor
+// of analysis/calibration.h, and a minimum effect); step changes in the history of each
+// benchmark; knobs that stopped helping. Stage 2, the same-night A/B of what stage 1 flags, is
+// app/confirm.h; the report's formats are analysis/reporter.h. The commands reach the calibration
+// and the run selection through this header too.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/calibration.h"
 #include "analysis/detect.h"
+#include "analysis/run_selection.h"
 #include "analysis/stats.h"
 #include "store/storage.h"
 
@@ -111,57 +115,8 @@ struct Report {
   std::vector<storage::Database::Finding> findings() const;
 };
 
-// The suite stage 2 stores its A/Bs under (app/confirm.cpp), in the checked run's database right
-// after it: "latest" passes over its runs in check and calibrate.
-inline constexpr const char* kConfirmSuite = "confirm";
-// A run to check or calibrate from: "latest" is the newest run that is not a stage-2 A/B;
-// anything else as storage::resolve_run. StorageError when there is none.
-std::string resolve_checked_run(const storage::Database& db, const std::string& what);
-// Whether two runs' software is one stack, whose runs make one history and one noise floor: the
-// same LibTorch, build and compiler, whatever tunebench's own git revision.
-bool same_stack(const nlohmann::json& a, const nlohmann::json& b);
-
 // Throws std::invalid_argument for a bad --baseline and storage::StorageError for a bad run; a
 // run without any baseline run is an error too (nothing to compare with).
 Report check(const storage::Database& db, const Options& options);
-
-// format: table, md, json or junit.
-std::string format(const Report& report, const std::string& format);
-
-// Noise floors from finished A/A runs of one suite on one host and software (at least 3): per
-// benchmark, the spread of its run medians and the smallest slowdown detectable with `power` at
-// `false_alarm` against `baseline_runs` runs. Throws std::invalid_argument when the runs differ in
-// suite, host or software, or are too few.
-struct FloorSettings {
-  double false_alarm = 0.01, power = 0.8;
-  int baseline_runs = 5;
-};
-std::vector<storage::Database::NoiseFloor> calibrate(const storage::Database& db,
-                                                     const std::vector<std::string>& run_uuids,
-                                                     const FloorSettings& settings,
-                                                     const std::string& calibrated_at);
-
-// Two runs side by side (B / A per benchmark, with the bootstrap interval). Benchmarks only one
-// run has are listed as such. Machines for procurement are compared by analysis/hosts.h.
-struct Comparison {
-  std::string run_a, run_b, host_a, host_b;
-  struct Row {
-    std::string experiment, arm;
-    double median_a = NAN, median_b = NAN;  // seconds per iteration
-    stats::Effect effect;                   // B / A
-  };
-  std::vector<Row> rows;
-};
-Comparison compare(const storage::Database& db, const std::string& run_a, const std::string& run_b);
-// The latest finished runs of one suite on each host (hostname or host id prefix), in the order
-// given; the suite is `suite` or, when empty, the newest suite every host ran. Throws
-// std::invalid_argument for an unknown host, a host named twice, or no common suite.
-std::vector<std::string> latest_runs_of_hosts(const storage::Database& db,
-                                              const std::vector<std::string>& hosts,
-                                              const std::string& suite);
-std::string format_comparison(const Comparison& c, const std::string& format);
-
-// Text for a Markdown table cell or list item: |, <, >, *, _ and ` escaped with a backslash.
-std::string md_escape(const std::string& s);
 
 }  // namespace tunebench::check

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "analysis/check.h"
+#include "analysis/run_selection.h"
 #include "core/hardware.h"
 #include "knobs/cuda.h"
 #include "knobs/knobs.h"
@@ -212,8 +212,39 @@ std::vector<Rank> rank(const std::vector<size_t>& members, const std::vector<dou
   return out;
 }
 
-Pair pair_between(const Workload& w, size_t a, size_t b, const std::vector<Benchmark*>& benchmarks,
-                  const Options& options) {
+// "74 samples per host (15 processes of 5)": the samples a figure needs, in processes of the
+// size the hosts ran.
+std::string samples_text(double needed, const HostFigures& a, const HostFigures& b) {
+  const double per_process =
+      double(a.samples + b.samples) / double(std::max(1, a.processes + b.processes));
+  const double processes = std::ceil(needed / per_process);
+  return fmt::format("~{:.0f} samples per host ({:.0f} process{} of {:.0f})", needed, processes,
+                     processes == 1 ? "" : "es", per_process);
+}
+
+// Pair::line: the ratio, whether it separates the hosts, and the samples it would take.
+std::string pair_line(const std::vector<Host>& hosts, const Workload& w, const Pair& p,
+                      double target_half_width) {
+  const auto& a = w.hosts[p.faster];
+  const auto& b = w.hosts[p.slower];
+  std::string line =
+      fmt::format("{} / {} {} {}", hosts[p.faster].hostname, hosts[p.slower].hostname, p.text,
+                  p.distinguishable ? "distinguishable" : "not distinguishable");
+  if (!p.distinguishable) {
+    line += std::isfinite(p.samples_to_separate)
+                ? fmt::format("; separating them at {:.3f}x takes {}", p.ratio.ratio,
+                              samples_text(p.samples_to_separate, a, b))
+                : "; no difference to separate";
+  }
+  if (std::isfinite(p.samples_for_target)) {
+    line += fmt::format("; ±{:g} % takes {}", 100 * target_half_width,
+                        samples_text(p.samples_for_target, a, b));
+  }
+  return line + fmt::format("; now {:.0f} samples per host", p.samples_now);
+}
+
+Pair pair_between(const std::vector<Host>& hosts, const Workload& w, size_t a, size_t b,
+                  const std::vector<Benchmark*>& benchmarks, const Options& options) {
   const HostFigures &fa = w.hosts[a], &fb = w.hosts[b];
   Pair p;
   const bool a_faster = fa.items_per_second.value >= fb.items_per_second.value;
@@ -236,6 +267,7 @@ Pair pair_between(const Workload& w, size_t a, size_t b, const std::vector<Bench
   }
   p.samples_for_target = stats::samples_for_half_width(p.ratio.lo, p.ratio.hi, p.samples_now,
                                                        std::log1p(options.target_half_width));
+  p.line = pair_line(hosts, w, p, options.target_half_width);
   return p;
 }
 
@@ -299,25 +331,19 @@ std::vector<std::string> hosts_with_runs(const storage::Database& db) {
   std::vector<std::string> out;
   for (const auto& uuid : db.run_uuids()) {
     const auto r = db.run(uuid);
-    if (r.status != "completed" && r.status != "completed with failures") continue;
+    if (!check::finished(r)) continue;
     const std::string name = r.record.host.value("hostname", std::string("?"));
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
   return out;
 }
 
-Comparison compare_hosts(const storage::Database& db, const Options& options) {
-  if (options.hosts.size() < options.min_hosts) {
-    std::string known;
-    for (const auto& h : hosts_with_runs(db)) known += (known.empty() ? "" : ", ") + h;
-    throw std::invalid_argument(
-        fmt::format("--hosts needs at least {} hosts to compare, got {}; hosts with runs: {}",
-                    options.min_hosts, options.hosts.size(), known.empty() ? "none" : known));
-  }
-  Comparison c;
-  c.confidence = options.confidence;
-  c.target_half_width = options.target_half_width;
-  const auto runs = check::latest_runs_of_hosts(db, options.hosts, options.suite);
+namespace {
+
+// The compared hosts, from each one's latest run, with their prices; a note for each price of a
+// host not compared.
+void add_hosts(const storage::Database& db, const std::vector<std::string>& runs,
+               const Options& options, Comparison& c) {
   std::set<std::string> priced;
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto run = db.run(runs[i]);
@@ -345,38 +371,90 @@ Comparison compare_hosts(const storage::Database& db, const Options& options) {
     if (!priced.count(name))
       c.notes.push_back(fmt::format("a price is given for '{}', which is not compared", name));
   }
+}
 
+// The benchmark compared on workload `key`, one per host: the first of the first host's
+// benchmarks of the workload that ran with default settings on every host. Empty when none did.
+std::vector<Benchmark*> chosen_benchmarks(const Key& key,
+                                          std::vector<std::vector<Benchmark>>& benchmarks,
+                                          const std::vector<Host>& hosts) {
+  std::vector<Benchmark*> chosen;
+  for (auto& candidate : benchmarks.front()) {
+    if (workload_of(candidate) != key ||
+        !is_default_settings(candidate.settings, hosts.front().cores)) {
+      continue;
+    }
+    chosen = {&candidate};
+    for (size_t h = 1; h < hosts.size(); ++h) {
+      for (auto& other : benchmarks[h]) {
+        if (other.experiment == candidate.experiment && other.arm == candidate.arm &&
+            is_default_settings(other.settings, hosts[h].cores)) {
+          chosen.push_back(&other);
+          break;
+        }
+      }
+    }
+    if (chosen.size() == hosts.size()) break;
+    chosen.clear();
+  }
+  return chosen;
+}
+
+// The workload's figures on every host, every pair and the rankings.
+void compare_on(Workload& w, const std::vector<Benchmark*>& chosen, const Comparison& c,
+                const Options& options) {
+  stats::EffectOptions effect_options;
+  effect_options.confidence = options.confidence;
+  w.experiment = chosen.front()->experiment;
+  w.arm = chosen.front()->arm;
+  for (size_t h = 0; h < c.hosts.size(); ++h)
+    w.hosts.push_back(figures_of(*chosen[h], c.hosts[h], h, effect_options));
+  for (size_t a = 0; a < c.hosts.size(); ++a) {
+    for (size_t b = a + 1; b < c.hosts.size(); ++b)
+      w.pairs.push_back(pair_between(c.hosts, w, a, b, chosen, options));
+  }
+  std::vector<size_t> all, with_price;
+  std::vector<double> score, ones(c.hosts.size(), 1.0), per_unit(c.hosts.size(), 1.0);
+  for (size_t h = 0; h < c.hosts.size(); ++h) {
+    all.push_back(h);
+    score.push_back(w.hosts[h].items_per_second.value);
+    if (std::isfinite(c.hosts[h].price_per_hour)) {
+      with_price.push_back(h);
+      per_unit[h] = kSecondsPerHour / c.hosts[h].price_per_hour;
+    }
+  }
+  w.ranking = rank(all, score, ones, w.pairs, c.hosts);
+  if (with_price.size() >= 2) {
+    std::vector<double> price_score(score);
+    for (size_t h = 0; h < score.size(); ++h) price_score[h] *= per_unit[h];
+    w.price_ranking = rank(with_price, price_score, per_unit, w.pairs, c.hosts);
+  }
+}
+
+}  // namespace
+
+Comparison compare_hosts(const storage::Database& db, const Options& options) {
+  if (options.hosts.size() < options.min_hosts) {
+    std::string known;
+    for (const auto& h : hosts_with_runs(db)) known += (known.empty() ? "" : ", ") + h;
+    throw std::invalid_argument(
+        fmt::format("--hosts needs at least {} hosts to compare, got {}; hosts with runs: {}",
+                    options.min_hosts, options.hosts.size(), known.empty() ? "none" : known));
+  }
+  Comparison c;
+  c.confidence = options.confidence;
+  c.target_half_width = options.target_half_width;
+  add_hosts(db, check::latest_runs_of_hosts(db, options.hosts, options.suite), options, c);
   std::vector<std::vector<Benchmark>> benchmarks;
   for (const auto& h : c.hosts) benchmarks.push_back(benchmarks_of(db, h.run_uuid));
-  // Workloads in the order the first host ran them; the benchmark compared is the first of the
-  // workload that ran with default settings on every host.
+  // Workloads in the order the first host ran them.
   std::vector<Key> workloads;
   for (const auto& b : benchmarks.front()) {
     if (std::find(workloads.begin(), workloads.end(), workload_of(b)) == workloads.end())
       workloads.push_back(workload_of(b));
   }
-  stats::EffectOptions effect_options;
-  effect_options.confidence = options.confidence;
   for (const auto& key : workloads) {
-    std::vector<Benchmark*> chosen;
-    for (auto& candidate : benchmarks.front()) {
-      if (workload_of(candidate) != key ||
-          !is_default_settings(candidate.settings, c.hosts.front().cores)) {
-        continue;
-      }
-      chosen = {&candidate};
-      for (size_t h = 1; h < c.hosts.size(); ++h) {
-        for (auto& other : benchmarks[h]) {
-          if (other.experiment == candidate.experiment && other.arm == candidate.arm &&
-              is_default_settings(other.settings, c.hosts[h].cores)) {
-            chosen.push_back(&other);
-            break;
-          }
-        }
-      }
-      if (chosen.size() == c.hosts.size()) break;
-      chosen.clear();
-    }
+    const auto chosen = chosen_benchmarks(key, benchmarks, c.hosts);
     Workload w;
     std::tie(w.model, w.preset, w.mode, w.batch, w.device) = key;
     if (chosen.empty()) {
@@ -384,30 +462,7 @@ Comparison compare_hosts(const storage::Database& db, const Options& options) {
           "{}: no benchmark ran with default settings and ok trials on every host", w.label()));
       continue;
     }
-    w.experiment = chosen.front()->experiment;
-    w.arm = chosen.front()->arm;
-    for (size_t h = 0; h < c.hosts.size(); ++h)
-      w.hosts.push_back(figures_of(*chosen[h], c.hosts[h], h, effect_options));
-    for (size_t a = 0; a < c.hosts.size(); ++a) {
-      for (size_t b = a + 1; b < c.hosts.size(); ++b)
-        w.pairs.push_back(pair_between(w, a, b, chosen, options));
-    }
-    std::vector<size_t> all, with_price;
-    std::vector<double> score, ones(c.hosts.size(), 1.0), per_unit(c.hosts.size(), 1.0);
-    for (size_t h = 0; h < c.hosts.size(); ++h) {
-      all.push_back(h);
-      score.push_back(w.hosts[h].items_per_second.value);
-      if (std::isfinite(c.hosts[h].price_per_hour)) {
-        with_price.push_back(h);
-        per_unit[h] = kSecondsPerHour / c.hosts[h].price_per_hour;
-      }
-    }
-    w.ranking = rank(all, score, ones, w.pairs, c.hosts);
-    if (with_price.size() >= 2) {
-      std::vector<double> price_score(score);
-      for (size_t h = 0; h < score.size(); ++h) price_score[h] *= per_unit[h];
-      w.price_ranking = rank(with_price, price_score, per_unit, w.pairs, c.hosts);
-    }
+    compare_on(w, chosen, c, options);
     c.workloads.push_back(std::move(w));
   }
   if (c.workloads.empty()) {
@@ -420,217 +475,6 @@ Comparison compare_hosts(const storage::Database& db, const Options& options) {
         c.suite, listed));
   }
   return c;
-}
-
-namespace {
-
-json figure_json(const Figure& f) {
-  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(); };
-  return {{"value", num(f.value)}, {"lo", num(f.lo)}, {"hi", num(f.hi)}, {"text", f.text}};
-}
-
-json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(); }
-
-json ranks_json(const std::vector<Rank>& ranks, const std::vector<Host>& hosts) {
-  json out = json::array();
-  for (const auto& r : ranks) {
-    json names = json::array();
-    for (size_t h : r.hosts) names.push_back(hosts[h].hostname);
-    out.push_back({{"rank", r.rank}, {"hosts", names}, {"text", r.text}});
-  }
-  return out;
-}
-
-// "74 samples per host (15 processes of 5)": the samples a figure needs, in processes of the
-// size the hosts ran.
-std::string samples_text(double needed, const HostFigures& a, const HostFigures& b) {
-  const double per_process =
-      double(a.samples + b.samples) / double(std::max(1, a.processes + b.processes));
-  const double processes = std::ceil(needed / per_process);
-  return fmt::format("~{:.0f} samples per host ({:.0f} process{} of {:.0f})", needed, processes,
-                     processes == 1 ? "" : "es", per_process);
-}
-
-// One line per pair: the ratio, whether it separates the hosts, and the samples it would take.
-std::string pair_line(const Comparison& c, const Workload& w, const Pair& p) {
-  const auto& a = w.hosts[p.faster];
-  const auto& b = w.hosts[p.slower];
-  std::string line =
-      fmt::format("{} / {} {} {}", c.hosts[p.faster].hostname, c.hosts[p.slower].hostname, p.text,
-                  p.distinguishable ? "distinguishable" : "not distinguishable");
-  if (!p.distinguishable) {
-    line += std::isfinite(p.samples_to_separate)
-                ? fmt::format("; separating them at {:.3f}x takes {}", p.ratio.ratio,
-                              samples_text(p.samples_to_separate, a, b))
-                : "; no difference to separate";
-  }
-  if (std::isfinite(p.samples_for_target)) {
-    line += fmt::format("; ±{:g} % takes {}", 100 * c.target_half_width,
-                        samples_text(p.samples_for_target, a, b));
-  }
-  return line + fmt::format("; now {:.0f} samples per host", p.samples_now);
-}
-
-}  // namespace
-
-std::string format(const Comparison& c, const std::string& format) {
-  if (format == "json") {
-    json hosts = json::array();
-    for (const auto& h : c.hosts) {
-      hosts.push_back(
-          {{"given", h.given},
-           {"hostname", h.hostname},
-           {"host_id", h.host_id},
-           {"run", h.run_uuid},
-           {"started_at", h.started_at},
-           {"cpu_model", h.cpu_model},
-           {"hardware", h.hardware},
-           {"hardware_class", h.hardware_class.empty() ? json() : json(h.hardware_class)},
-           {"cores", h.cores},
-           {"price_per_hour", number_or_null(h.price_per_hour)}});
-    }
-    json workloads = json::array();
-    for (const auto& w : c.workloads) {
-      json per_host = json::array();
-      for (const auto& f : w.hosts) {
-        per_host.push_back({{"hostname", c.hosts[f.host].hostname},
-                            {"processes", f.processes},
-                            {"samples", f.samples},
-                            {"seconds_per_iteration", figure_json(f.seconds)},
-                            {"items_per_second", figure_json(f.items_per_second)},
-                            {"items_per_second_per_core", figure_json(f.per_core)},
-                            {"items_per_currency_unit", figure_json(f.items_per_unit)},
-                            {"cost_per_million_items", figure_json(f.cost_per_million)},
-                            {"energy_joules_per_item", figure_json(f.energy_per_item)}});
-      }
-      json pairs = json::array();
-      for (const auto& p : w.pairs) {
-        pairs.push_back({{"faster", c.hosts[p.faster].hostname},
-                         {"slower", c.hosts[p.slower].hostname},
-                         {"ratio", number_or_null(p.ratio.ratio)},
-                         {"lo", number_or_null(p.ratio.lo)},
-                         {"hi", number_or_null(p.ratio.hi)},
-                         {"text", p.text},
-                         {"distinguishable", p.distinguishable},
-                         {"note", p.ratio.note},
-                         {"samples_per_host_now", p.samples_now},
-                         {"samples_per_host_to_separate", number_or_null(p.samples_to_separate)},
-                         {"samples_per_host_for_target", number_or_null(p.samples_for_target)},
-                         {"line", pair_line(c, w, p)}});
-      }
-      workloads.push_back({{"model", w.model},
-                           {"preset", w.preset},
-                           {"mode", w.mode},
-                           {"batch", w.batch},
-                           {"device", w.device},
-                           {"label", w.label()},
-                           {"experiment", w.experiment},
-                           {"arm", w.arm},
-                           {"hosts", per_host},
-                           {"pairs", pairs},
-                           {"ranking", ranks_json(w.ranking, c.hosts)},
-                           {"price_ranking", ranks_json(w.price_ranking, c.hosts)}});
-    }
-    return json{{"suite", c.suite},
-                {"confidence", c.confidence},
-                {"target_half_width", c.target_half_width},
-                {"hosts", hosts},
-                {"workloads", workloads},
-                {"notes", c.notes}}
-               .dump(2) +
-           "\n";
-  }
-  if (format != "table" && format != "md") {
-    throw std::invalid_argument("--format must be table, md or json, got '" + format + "'");
-  }
-  const bool md = format == "md";
-  bool priced = false;
-  for (const auto& h : c.hosts) priced = priced || std::isfinite(h.price_per_hour);
-  std::string out =
-      fmt::format("{}hosts compared on suite '{}', each host's latest finished run:\n",
-                  md ? "**tunebench compare --hosts** " : "", c.suite);
-  for (const auto& h : c.hosts) {
-    out +=
-        fmt::format("{}{} ({}): run {} ({}), {}, {}\n", md ? "- " : "  ", h.hostname,
-                    h.host_id.substr(0, 8), h.run_uuid, h.started_at,
-                    h.hardware_class.empty()
-                        ? fmt::format("{} cores, {} ({})", h.cores, h.cpu_model, h.hardware)
-                        : h.hardware,
-                    std::isfinite(h.price_per_hour) ? fmt::format("{:g} per hour", h.price_per_hour)
-                                                    : std::string("no price"));
-  }
-  out += fmt::format(
-      "{}items/s = batch / median time per iteration of the benchmark's pooled samples, "
-      "[{:g} % interval]: hierarchical bootstrap (processes, then samples). Ratios between hosts "
-      "are unpaired: each host's samples are resampled independently. Hosts share a rank when "
-      "their ratio's interval contains 1.{}\n",
-      md ? "\n" : "", 100 * c.confidence,
-      priced ? " Per price: items per currency unit at the price per hour, and the cost of a "
-               "million items."
-             : "");
-  std::vector<std::string> heads{"host", "items/s", "per core"};
-  if (priced) heads.insert(heads.end(), {"items per currency unit", "cost per 1M items"});
-  heads.insert(heads.end(), {"energy per item (J)", "samples"});
-  for (const auto& w : c.workloads) {
-    out += fmt::format("\n{}{} (benchmark {} / {})\n", md ? "### " : "", w.label(), w.experiment,
-                       w.arm);
-    std::vector<std::vector<std::string>> rows{heads};
-    for (const auto& r : w.ranking) {
-      for (size_t h : r.hosts) {
-        const auto& f = w.hosts[h];
-        std::vector<std::string> row{c.hosts[h].hostname, f.items_per_second.text,
-                                     f.per_core.text.empty() ? "-" : f.per_core.text};
-        if (priced) {
-          row.push_back(f.items_per_unit.text.empty() ? "no price" : f.items_per_unit.text);
-          row.push_back(f.cost_per_million.text.empty() ? "no price" : f.cost_per_million.text);
-        }
-        row.push_back(f.energy_per_item.text);
-        row.push_back(fmt::format("{} ({} processes)", f.samples, f.processes));
-        rows.push_back(row);
-      }
-    }
-    if (md) {
-      for (size_t r = 0; r < rows.size(); ++r) {
-        out += "|";
-        for (const auto& cell : rows[r]) out += " " + check::md_escape(cell) + " |";
-        out += "\n";
-        if (r == 0) {
-          out += "|";
-          for (size_t k = 0; k < rows[r].size(); ++k) out += "---|";
-          out += "\n";
-        }
-      }
-    } else {
-      std::vector<size_t> width(heads.size(), 0);
-      for (const auto& row : rows) {
-        for (size_t k = 0; k < row.size(); ++k) width[k] = std::max(width[k], row[k].size());
-      }
-      for (const auto& row : rows) {
-        std::string line = " ";
-        for (size_t k = 0; k < row.size(); ++k) line += fmt::format(" {:<{}}", row[k], width[k]);
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        out += line + "\n";
-      }
-    }
-    if (md) out += "\n";
-    const std::string bullet = md ? "- " : "  ";
-    std::string ranking;
-    for (const auto& r : w.ranking) ranking += (ranking.empty() ? "" : "; ") + r.text;
-    out +=
-        fmt::format("{}ranking by items/s: {}\n", bullet, md ? check::md_escape(ranking) : ranking);
-    if (!w.price_ranking.empty()) {
-      std::string by_price;
-      for (const auto& r : w.price_ranking) by_price += (by_price.empty() ? "" : "; ") + r.text;
-      out += fmt::format("{}ranking by items per currency unit: {}\n", bullet,
-                         md ? check::md_escape(by_price) : by_price);
-    }
-    for (const auto& p : w.pairs) {
-      const std::string line = pair_line(c, w, p);
-      out += bullet + (md ? check::md_escape(line) : line) + "\n";
-    }
-  }
-  for (const auto& n : c.notes) out += (md ? "\n- note: " : "\nnote: ") + n + "\n";
-  return out;
 }
 
 }  // namespace tunebench::hosts

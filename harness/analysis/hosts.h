@@ -8,8 +8,9 @@
 //
 // Hosts cannot be paired (different machines, different times): each host's processes and
 // samples are resampled independently (stats::effect's hierarchical bootstrap), so the ratio's
-// interval carries both hosts' noise. Computed once here, printed by `compare` and handed to the
-// report as JSON (reports/render.py draws it and computes nothing).
+// interval carries both hosts' noise. Computed once here, printed by `compare` through the
+// reporters (analysis/reporter.h) and handed to the report as their JSON (reports/render.py draws
+// it and computes nothing).
 #pragma once
 
 #include <map>
@@ -83,6 +84,9 @@ struct Pair {
   // exactly 1 or without an interval; samples_now when it already does), and to reach
   // ±target_half_width.
   double samples_to_separate = NAN, samples_for_target = NAN;
+  // In words: "box-a / box-b 1.98x [1.93, 2.03] distinguishable; ±2 % takes ~74 samples per host
+  // (15 processes of 5); now 20 samples per host".
+  std::string line;
 };
 
 // Hosts ranked by one figure: a host's rank is 1 + the hosts distinguishably better than it, so
@@ -119,8 +123,5 @@ Comparison compare_hosts(const storage::Database& db, const Options& options);
 
 // Hostnames with a finished run, in the order of their first run (the report's default hosts).
 std::vector<std::string> hosts_with_runs(const storage::Database& db);
-
-// format: table, md or json (the report reads the json).
-std::string format(const Comparison& comparison, const std::string& format);
 
 }  // namespace tunebench::hosts

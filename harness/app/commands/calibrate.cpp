@@ -4,7 +4,8 @@
 
 #include <iostream>
 
-#include "analysis/analysis.h"
+#include "analysis/calibration.h"
+#include "analysis/reporter.h"
 #include "app/calibration_runs.h"
 #include "app/commands.h"
 
@@ -42,7 +43,7 @@ int store_floors(const CalibrateOptions& o, const std::vector<std::string>& uuid
   try {
     const auto floors = check::calibrate(db, uuids, o.floors, now_iso8601());
     db.store_noise_floors(uuids.back(), floors);
-    std::cout << analysis::format_floors(floors);
+    std::cout << reporters::reporter("table", reporters::Output::floors).floors(floors);
   } catch (const std::invalid_argument& e) {
     std::cerr << "tunebench: error: " << e.what() << "\n";
     return kExitBadInput;

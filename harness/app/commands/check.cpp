@@ -3,6 +3,7 @@
 // app/confirm.h); the findings are stored unless --no-store.
 #include <iostream>
 
+#include "analysis/reporter.h"
 #include "app/commands.h"
 #include "app/confirm.h"
 
@@ -15,6 +16,7 @@ int check_command(CheckOptions options) {
   auto db = open_existing(options.db, options.no_store ? storage::Database::Access::kRead
                                                        : storage::Database::Access::kWrite);
   try {
+    const auto& reporter = reporters::reporter(options.format, reporters::Output::check);
     auto report = check::check(db, options.check);
     if (!options.confirm_with.empty()) {
       ConfirmOptions confirm_options;
@@ -26,7 +28,7 @@ int check_command(CheckOptions options) {
       confirm_options.command_line = options.command_line;
       confirm(report, confirm_options);
     }
-    std::cout << check::format(report, options.format);
+    std::cout << reporter.check(report);
     if (!options.no_store) {
       db.store_findings(report.run_uuid, report.baseline_uuids, report.threshold, now_iso8601(),
                         report.findings());

@@ -2,7 +2,9 @@
 // (analysis/hosts.h).
 #include <iostream>
 
+#include "analysis/compare_runs.h"
 #include "analysis/hosts.h"
+#include "analysis/reporter.h"
 #include "app/commands.h"
 
 namespace tunebench::cli {
@@ -26,6 +28,9 @@ int compare_command(const CompareOptions& options) {
       host_options.hosts = options.hosts;
       host_options.suite = options.suite;
     }
+    const auto& reporter =
+        reporters::reporter(options.format, options.hosts.empty() ? reporters::Output::comparison
+                                                                  : reporters::Output::hosts);
     const auto db = open_existing(options.db);
     if (options.hosts.empty()) {
       const auto comparison = check::compare(db, options.runs[0], options.runs[1]);
@@ -34,9 +39,9 @@ int compare_command(const CompareOptions& options) {
                   << "' are one run (" << comparison.run_a
                   << "): it is compared with itself, so every ratio is 1\n";
       }
-      std::cout << check::format_comparison(comparison, options.format);
+      std::cout << reporter.comparison(comparison);
     } else {
-      std::cout << hosts::format(hosts::compare_hosts(db, host_options), options.format);
+      std::cout << reporter.hosts(hosts::compare_hosts(db, host_options));
     }
     return 0;
   } catch (const std::invalid_argument& e) {

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "analysis/hosts.h"
+#include "analysis/reporter.h"
 #include "app/commands.h"
 #include "core/build_paths.h"
 
@@ -42,7 +43,8 @@ nlohmann::json host_comparison(const ReportOptions& options) {
     host_options.hosts = options.hosts.empty() ? hosts::hosts_with_runs(db) : options.hosts;
     if (host_options.hosts.empty()) return {{"unavailable", "no finished run"}};
     host_options.min_hosts = 1;
-    return nlohmann::json::parse(hosts::format(hosts::compare_hosts(db, host_options), "json"));
+    const auto& json = reporters::reporter("json", reporters::Output::hosts);
+    return nlohmann::json::parse(json.hosts(hosts::compare_hosts(db, host_options)));
   } catch (const storage::StorageError& e) {
     return {{"unavailable", e.what()}};
   } catch (const std::invalid_argument& e) {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "analysis/analysis.h"
+#include "analysis/reporter.h"
 #include "app/commands.h"
 
 namespace tunebench::cli {
@@ -16,13 +17,10 @@ storage::Database open_existing(const std::string& path, storage::Database::Acce
 }
 
 int show_command(const ShowOptions& options) {
+  const auto& reporter =
+      reporters::reporter(options.json ? "json" : "table", reporters::Output::run);
   const auto db = open_existing(options.db);
-  const auto report = analysis::analyze(db, storage::resolve_run(db, options.run));
-  if (options.json) {
-    std::cout << analysis::to_json(report).dump(2) << "\n";
-  } else {
-    std::cout << analysis::format_run(report);
-  }
+  std::cout << reporter.run(analysis::analyze(db, storage::resolve_run(db, options.run)));
   return 0;
 }
 
