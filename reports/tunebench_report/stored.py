@@ -1,4 +1,4 @@
-"""Reading: the stored rows as plain dataclasses (no plotting, no text for the page).
+"""Reading: the stored rows as plain dataclasses (no plotting, no HTML or Markdown).
 
 Every number here is one tunebench computed and stored (the `effects` and `arm_summaries` tables,
 written by harness/analysis/effects.cpp when a run finishes, when an older file is migrated and
@@ -220,12 +220,6 @@ def known_slowdown(settings_json) -> float:
 
 def number(value) -> float:
     return float("nan") if value is None else float(value)
-
-
-def has_stored_effects(tables: Tables) -> bool:
-    """tunebench handed over the stored effects and arm summaries (it stores them for every
-    finished run, and migrates an older file's copy before it reads it)."""
-    return tables.has("effects") and tables.has("arm_summaries")
 
 
 def by_position(rows: list[dict]) -> list[dict]:
