@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Tests of reports/render.py and bench/generate_history.py (standard library unittest).
+"""Tests of reports/render.py, its package tunebench_report, and bench/generate_history.py
+(standard library unittest).
 
     .venv/bin/python -m unittest discover -s reports -p 'test_*.py' -v
 
@@ -40,6 +41,12 @@ sys.path.insert(0, str(HERE))
 
 import generate_history  # noqa: E402
 import render  # noqa: E402
+from tunebench_report.html_page import esc  # noqa: E402
+from tunebench_report.load import open_database  # noqa: E402
+from tunebench_report.markdown_summary import md  # noqa: E402
+from tunebench_report.stored import (HELPS, INSUFFICIENT, Effect, load_check, load_runs, parse_cell,  # noqa: E402
+                                     regression_marks)
+from tunebench_report.text import effect_text, percent  # noqa: E402
 
 OUT = Path(os.environ.get("TUNEBENCH_TEST_OUT") or tempfile.mkdtemp(prefix="tunebench-report-tests-")).resolve()
 BINARY = generate_history.tunebench_binary()
@@ -87,6 +94,12 @@ def hosts_json(db: Path, out: Path, *hosts: str, prices: dict | None = None) -> 
     return path
 
 
+def export_tables(db: Path) -> dict:
+    """The stored rows as `tunebench export --format tables` hands them to the report."""
+    return json.loads(subprocess.run([BINARY, "export", "--format", "tables", "--db", str(db)],
+                                     capture_output=True, text=True, check=True).stdout)
+
+
 def tunebench_report(*args: str) -> subprocess.CompletedProcess:
     """`tunebench report`, which computes the hosts side by side and runs render.py with this Python."""
     return subprocess.run([BINARY, "report", *args], capture_output=True, text=True,
@@ -113,8 +126,19 @@ def render_cli(*args: str) -> tuple[int, str, str]:
 
 class RenderCase(unittest.TestCase):
     def render(self, db: Path | str, *extra: str, name: str | None = None) -> tuple[Path, str, str]:
+        return self.render_from(["--db", str(db)], *extra, name=name)
+
+    def render_tables(self, document: dict, *extra: str, name: str | None = None) -> tuple[Path, str, str]:
+        """Renders an export (a fixture made from `tunebench export --format tables`) with --tables."""
         out = OUT / (name or self._testMethodName)
-        code, stdout, stderr = render_cli("--db", str(db), "--out", str(out), *extra)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "tables.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        return self.render_from(["--tables", str(path)], *extra, name=name)
+
+    def render_from(self, source: list[str], *extra: str, name: str | None = None) -> tuple[Path, str, str]:
+        out = OUT / (name or self._testMethodName)
+        code, stdout, stderr = render_cli(*source, "--out", str(out), *extra)
         self.assertEqual(code, 0, stderr)
         self.assertNotIn("Traceback", stderr)
         html_path = Path(stdout.strip().splitlines()[-1])
@@ -141,16 +165,16 @@ class RenderCase(unittest.TestCase):
 
 class TextTest(unittest.TestCase):
     def test_effect_text_is_the_stored_text_without_the_verdict(self):
-        e = render.Effect("time", "on vs off", 0.62, 0.58, 0.66, render.HELPS, text="0.62x [0.58, 0.66] helps")
-        self.assertEqual(render.effect_text(e), "0.62x [0.58, 0.66]")
-        e = render.Effect("time", "on vs off", 1.05, math.nan, math.nan, render.INSUFFICIENT,
+        e = Effect("time", "on vs off", 0.62, 0.58, 0.66, HELPS, text="0.62x [0.58, 0.66] helps")
+        self.assertEqual(effect_text(e), "0.62x [0.58, 0.66]")
+        e = Effect("time", "on vs off", 1.05, math.nan, math.nan, INSUFFICIENT,
                           text="1.05x [no interval] insufficient data")
-        self.assertEqual(render.effect_text(e), "1.05x [no interval]")
+        self.assertEqual(effect_text(e), "1.05x [no interval]")
 
     def test_parse_cell(self):
-        self.assertEqual(render.parse_cell("a=on,b=off"), {"a": True, "b": False})
-        self.assertIsNone(render.parse_cell("on"))
-        self.assertIsNone(render.parse_cell("a=maybe"))
+        self.assertEqual(parse_cell("a=on,b=off"), {"a": True, "b": False})
+        self.assertIsNone(parse_cell("on"))
+        self.assertIsNone(parse_cell("a=maybe"))
 
 
 
@@ -218,10 +242,10 @@ class RenderTest(RenderCase):
         _, page, summary = self.render(db)
         self.assertIn("<h3>Noise floors</h3>", page)
         for experiment, arm, runs, sigma, false_alarm, power, baseline, detectable, at in floors:
-            spread, smallest = render.percent(math.expm1(sigma)), render.percent(detectable)
+            spread, smallest = percent(math.expm1(sigma)), percent(detectable)
             self.assertIn(f'<tr><td>{experiment}</td><td>{arm}</td><td class="num">{spread}</td>'
                           f'<td class="num">{smallest}</td></tr>', page)
-            self.assertIn(f"| {render.md(experiment)} | {render.md(arm)} | {spread} | {smallest} |", summary)
+            self.assertIn(f"| {md(experiment)} | {md(arm)} | {spread} | {smallest} |", summary)
         runs, _, false_alarm, power, baseline, _, at = floors[0][2:]
         self.assertEqual((runs, false_alarm, power, baseline), (5, 0.01, 0.8, 5))
         for text in (page, summary):
@@ -253,34 +277,32 @@ class RenderTest(RenderCase):
         self.assertIn("<h3>Found by tunebench check</h3>", page)
         for experiment, arm, kind, detail in rows:
             cls = "none" if kind == "stopped helping" else "hurts"
-            self.assertIn(f'<span class="chip {cls}">{kind}</span></td><td>{render.esc(experiment)}</td>'
-                          f"<td>{render.esc(arm)}</td><td>{render.esc(detail)}</td>", page)
-            self.assertIn(f"- **{kind}** {render.md(experiment)}" + (f" ({render.md(arm)})" if arm else "")
-                          + f": {render.md(detail)}", summary)
+            self.assertIn(f'<span class="chip {cls}">{kind}</span></td><td>{esc(experiment)}</td>'
+                          f"<td>{esc(arm)}</td><td>{esc(detail)}</td>", page)
+            self.assertIn(f"- **{kind}** {md(experiment)}" + (f" ({md(arm)})" if arm else "")
+                          + f": {md(detail)}", summary)
         self.assertIn('<span class="chip none">stopped helping</span></td><td>no_grad.resnet50-full-infer</td>', page)
         self.assertIn("- **stopped helping** no\\_grad.resnet50-full-infer: no\\_grad", summary)
         self.assertIn("Found by tunebench check</a>:</b>", page)  # at a glance, at the top
         self.assertIn(f"{marked} regression(s) and step change(s) found by `tunebench check` are marked ▼.", page)
         # marks: regressions and step changes, per run, experiment and arm; not 'stopped helping'
-        con, _, _ = render.open_database(str(db))
-        with contextlib.closing(con):
-            marks, _ = render.regression_marks(con)
+        marks, _ = regression_marks(open_database(str(db)))
         self.assertEqual(len(marks), marked)
         self.assertIn((gpt_night, regressions[0][0], regressions[0][1]), marks)
         self.assertNotIn((gpt_night, "no_grad.resnet50-full-infer", ""), marks)
 
-    def test_schema_older_than_3(self):
-        # A file from before tunebench stored effects (its version says so): no effect is drawn,
-        # and the page says how to migrate it.
-        db = copy_database("nightly.sqlite", self._testMethodName)
-        with contextlib.closing(sqlite3.connect(db)) as con:
-            con.execute("PRAGMA user_version = 2")
-        out, page, summary = self.render(db)
+    def test_no_effects_stored(self):
+        # tunebench hands over no effects (their tables absent from the export): no effect is
+        # drawn, and the page says so plainly. (tunebench itself reads an older file through a
+        # migrated copy, which computes them; the report never judges a file's version.)
+        document = export_tables(DATABASES / "nightly.sqlite")
+        del document["effects"], document["arm_summaries"]
+        out, page, summary = self.render_tables(document)
         self.assertFalse((out / "trends.png").exists())
         self.assertFalse((out / "factorial-1.png").exists())
         for text in (page, summary):
-            self.assertIn("Effects are not shown: this database has a schema version older than 3", text)
-            self.assertIn("which computes and stores the effects of every run", text)
+            self.assertIn("No effects stored in this database.", text)
+            self.assertNotIn("schema", text.lower())
         # No verdict outside the regression check's own findings (tunebench check stored them).
         self.assertNotIn('<td class="verdict">', page.split('<h2 id="check">')[0])
         self.assertNotIn("No control in the runs", page)
@@ -302,14 +324,14 @@ class RenderTest(RenderCase):
             for f in w["hosts"]:
                 for key in ("items_per_second", "items_per_second_per_core", "items_per_currency_unit",
                             "cost_per_million_items"):
-                    self.assertIn(f'<td class="num">{render.esc(f[key]["text"])}</td>', page)
+                    self.assertIn(f'<td class="num">{esc(f[key]["text"])}</td>', page)
                     self.assertRegex(f[key]["text"], r"^[0-9.]+ \[[0-9.]+, [0-9.]+\]$")
                     shown += 1
             for r in w["ranking"]:
-                self.assertIn(render.esc(r["text"]), page)
-            self.assertIn(render.md("; ".join(r["text"] for r in w["ranking"])), summary)
+                self.assertIn(esc(r["text"]), page)
+            self.assertIn(md("; ".join(r["text"] for r in w["ranking"])), summary)
             for p in w["pairs"]:
-                self.assertIn(render.esc(p["line"]), page)
+                self.assertIn(esc(p["line"]), page)
         self.assertGreater(shown, 8)
         # A comparison tunebench could not make is said, not guessed at.
         unavailable = out / "unavailable.json"
@@ -324,6 +346,8 @@ class RenderTest(RenderCase):
                                 "--hosts", "nightly-epyc")
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(json.loads((out / "hosts.json").read_text())["hosts"][0]["hostname"], "nightly-epyc")
+        # and the stored rows it drew, as `tunebench export --format tables` writes them
+        self.assertEqual(json.loads((out / "tables.json").read_text()), export_tables(DATABASES / "two-hosts.sqlite"))
         page = (out / "report.html").read_text(encoding="utf-8")
         self.assertTrue((out / "hosts.png").exists())
         self.assertIn("Only one host (nightly-epyc)", page)
@@ -384,6 +408,37 @@ class RenderTest(RenderCase):
         self.assertEqual(list(out.glob("*.png")), [])
         self.assertNotIn("<img", page)
 
+    def test_a_new_column_flows_through_without_a_warning(self):
+        """A column tunebench adds to a table reaches the report through the export, by name, and
+        changes nothing drawn: no warning, no version note."""
+        db = copy_database("nightly.sqlite", self._testMethodName)
+        with contextlib.closing(sqlite3.connect(db)) as con:  # a fixture: the next release's columns
+            con.execute("ALTER TABLE effects ADD COLUMN spread_note TEXT DEFAULT 'wider on busy hosts'")
+            con.execute("ALTER TABLE arm_summaries ADD COLUMN p99_seconds REAL")
+            con.execute("ALTER TABLE runs ADD COLUMN scheduler TEXT DEFAULT 'slurm'")
+            con.commit()
+        document = export_tables(db)
+        self.assertEqual(document["tunebench_tables"]["version"], 1)
+        self.assertTrue(document["effects"])
+        self.assertTrue(all(e["spread_note"] == "wider on busy hosts" for e in document["effects"]))
+        self.assertTrue(all(a["p99_seconds"] is None for a in document["arm_summaries"]))
+        _, page, summary = self.render(db)
+        _, before, before_summary = self.render(DATABASES / "nightly.sqlite", name="new_column_before")
+
+        def same(text: str, path: Path) -> str:
+            return text.replace(str(path), "DB").split("<footer>")[0]
+        self.assertEqual(same(page, db), same(before, DATABASES / "nightly.sqlite"))
+        self.assertEqual(summary.splitlines()[:-1], before_summary.splitlines()[:-1])
+        for text in (page, summary):
+            self.assertNotIn("schema", text.lower())
+            self.assertNotIn("Columns added since", text)
+
+    def test_fresh_database_has_no_version_note(self):
+        _, page, summary = self.render(DATABASES / "one-run.sqlite")
+        for text in (page, summary):
+            self.assertNotIn("schema", text.lower())
+            self.assertNotIn("migrate", text)
+
     def test_empty_file(self):
         empty = OUT / self._testMethodName / "empty.sqlite"
         empty.parent.mkdir(parents=True, exist_ok=True)
@@ -439,6 +494,21 @@ class RenderTest(RenderCase):
         self.assertIn("- **regression** &lt;script&gt;alert(1)&lt;/script&gt; (off&lt;img src=x onerror=alert(2)&gt;): "
                       "slower: &lt;script&gt;alert(1)&lt;/script&gt; \\| \\*bold\\* \\[x\\](y)", summary)
         self.assertIn("| &lt;script&gt;alert(1)&lt;/script&gt; | off |", summary)
+
+
+class SourceTest(unittest.TestCase):
+    def test_the_report_has_no_sql_and_no_schema_version(self):
+        """The report reads what tunebench exports: no module of it opens SQLite, holds SQL or
+        judges a schema version. (The tests make their fixtures with sqlite3; they are not the
+        report.)"""
+        modules = [HERE / "render.py", *sorted((HERE / "tunebench_report").glob("*.py"))]
+        self.assertGreater(len(modules), 5)
+        for path in modules:
+            source = path.read_text(encoding="utf-8")
+            self.assertNotRegex(source, r"\bsqlite3\b", path)
+            self.assertNotRegex(source, r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|PRAGMA|CREATE TABLE|FROM \w+ WHERE)\b",
+                                path)
+            self.assertNotRegex(source, r"(?i)schema.version|user_version", path)
 
 
 class ErrorTest(RenderCase):
@@ -506,13 +576,13 @@ class TunebenchTest(RenderCase):
             for e in x["effects"]:
                 if e["compared"].startswith(("main effect of ", "interaction ")):
                     stored = f"{e['compared'].split(' of ')[-1].replace('interaction ', '').replace(' x ', ' × ')}"
-                    self.assertIn(render.esc(stored), page)  # the factorial table
+                    self.assertIn(esc(stored), page)  # the factorial table
                     continue
                 text = texts[(x["name"], e["metric"], e["compared"])]
                 self.assertTrue(text.endswith(e["verdict"]), text)
                 numbers = text[: -len(e["verdict"])].strip()
-                self.assertIn(f'<td class="num">{render.esc(numbers)}</td>', page)
-                self.assertIn(render.md(numbers), summary)
+                self.assertIn(f'<td class="num">{esc(numbers)}</td>', page)
+                self.assertIn(md(numbers), summary)
                 drawn += 1
         self.assertGreater(drawn, 10)
         self.assertIn("<h3>channels_last+no_grad.resnet50-full-infer", page)
@@ -523,10 +593,9 @@ class TunebenchTest(RenderCase):
         db = DATABASES / "nightly.sqlite"
         with contextlib.closing(sqlite3.connect(db)) as con:
             uuids = [r[0] for r in con.execute("SELECT uuid FROM runs ORDER BY started_at")]
-        con, _, _ = render.open_database(str(db))
-        with contextlib.closing(con):
-            runs = {r.uuid: r for r in render.load_runs(con)}
-            checks = {uuid: render.load_check(con, runs[uuid]) for uuid in (uuids[-1], uuids[9])}
+        tables = open_database(str(db))
+        runs = {r.uuid: r for r in load_runs(tables)}
+        checks = {uuid: load_check(tables, runs[uuid]) for uuid in (uuids[-1], uuids[9])}
         for uuid, check in checks.items():
             shown = show_json(db, uuid)
             self.assertEqual([(f["experiment"], f["arm"], f["runs"], f["calibrated_at"], f["sigma_log"],

@@ -230,17 +230,19 @@ Subcommand add_export(CLI::App& app) {
   auto o = make<ExportOptions>();
   auto* cmd = app.add_subcommand(
       "export",
-      "Export a run's samples as JSON, CSV, or Google Benchmark's JSON (for its compare.py); or "
+      "Export a run's samples as JSON, CSV, or Google Benchmark's JSON (for its compare.py); "
       "runs whole as run records (--format records) that `tunebench import` reads back on "
-      "another machine: hosts, software, trials and samples");
+      "another machine: hosts, software, trials and samples; or every stored row the report "
+      "reads (--format tables: one JSON document, each table's rows with every column by name)");
   cmd->add_option("run", o->run,
                   "run uuid (or a unique prefix) or 'latest'; with --format records also 'all' "
                   "(every finished run)")
       ->capture_default_str();
   add_db(cmd, o->db);
   cmd->add_option("--format", o->format,
-                  "json, csv or gbench (one run), or records (JSON Lines for `import`)")
-      ->check(CLI::IsMember({"json", "csv", "gbench", "records"}))
+                  "json, csv or gbench (one run), records (JSON Lines for `import`), or tables "
+                  "(every run: the rows `tunebench report` draws)")
+      ->check(CLI::IsMember({"json", "csv", "gbench", "records", "tables"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "write to this file instead of stdout");
   return {cmd, [o] { return export_command(*o); }};

@@ -289,6 +289,16 @@ struct ImportResult {
 // import of a file already imported adds nothing). `name` names the input in messages.
 ImportResult import_records(Database& db, std::istream& lines, const std::string& name);
 
+// The rows the report reads (`tunebench export --format tables`, store/tables.cpp), as one JSON
+// document: {"tunebench_tables": {"version": 1, "database": PATH}, "runs": [{column: value, …}],
+// …} with the tables hosts, software, runs, trials, effects, arm_summaries, noise_floors,
+// regressions and tunings, each row read whole (SELECT *, in stored order) and each column a key
+// by its SQLite name with its SQLite type (integer, real, text, null; JSON columns stay text). A
+// table the file lacks is an absent key; an empty (zero-byte) file gives the header alone. Opens
+// the file to read (Database::Access::kRead): StorageError as that constructor says.
+inline constexpr int kTablesVersion = 1;
+void write_tables(const std::string& path, std::ostream& out);
+
 // Resolves "latest" or a uuid prefix (at least 4 characters, unique) to a full run uuid;
 // StorageError listing the candidates otherwise.
 std::string resolve_run(const Database& db, const std::string& what);

@@ -1,5 +1,6 @@
-// `tunebench export`: a run's samples as JSON, CSV or Google Benchmark's JSON, or runs as run
-// records for `import` (store/records.cpp); never over the database itself.
+// `tunebench export`: a run's samples as JSON, CSV or Google Benchmark's JSON, runs as run
+// records for `import` (store/records.cpp), or the stored rows the report reads
+// (store/tables.cpp); never over the database itself.
 #include "analysis/export.h"
 
 #include <cerrno>
@@ -13,8 +14,41 @@
 
 namespace tunebench::cli {
 
+namespace {
+
+// Written beside the target and renamed over it: a full disk leaves the old file, not half a
+// new one. Without an output file, to stdout.
+int write_output(const std::string& text, const std::string& output) {
+  if (output.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::error_code error;
+  const std::string partial = output + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) {
+      std::cerr << "tunebench: error: cannot write " << output << ": " << std::strerror(errno)
+                << "\n";
+      std::filesystem::remove(partial, error);
+      return kExitBadInput;
+    }
+  }
+  std::filesystem::rename(partial, output, error);
+  if (error) {
+    std::cerr << "tunebench: error: cannot write " << output << ": " << error.message() << "\n";
+    std::filesystem::remove(partial, error);
+    return kExitBadInput;
+  }
+  std::cerr << "wrote " << output << "\n";
+  return 0;
+}
+
+}  // namespace
+
 int export_command(const ExportOptions& options) {
-  const auto db = open_existing(options.db);
   std::error_code same_error;
   if (!options.output.empty() &&
       std::filesystem::equivalent(options.output, options.db, same_error)) {
@@ -22,6 +56,12 @@ int export_command(const ExportOptions& options) {
               << options.db << ": exporting would overwrite it; give another file\n";
     return kExitBadInput;
   }
+  if (options.format == "tables") {  // every run: the run argument does not apply
+    std::ostringstream tables;
+    storage::write_tables(options.db, tables);
+    return write_output(tables.str(), options.output);
+  }
+  const auto db = open_existing(options.db);
   std::string text;
   if (options.format == "records") {
     const auto uuids = options.run == "all"
@@ -40,33 +80,7 @@ int export_command(const ExportOptions& options) {
   } else {
     text = exporter::export_run(db, storage::resolve_run(db, options.run), options.format);
   }
-  if (options.output.empty()) {
-    std::cout << text;
-    return 0;
-  }
-  // Written beside the target and renamed over it: a full disk leaves the old file, not half a
-  // new one.
-  const std::string partial = options.output + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) {
-      std::cerr << "tunebench: error: cannot write " << options.output << ": "
-                << std::strerror(errno) << "\n";
-      std::filesystem::remove(partial, same_error);
-      return kExitBadInput;
-    }
-  }
-  std::filesystem::rename(partial, options.output, same_error);
-  if (same_error) {
-    std::cerr << "tunebench: error: cannot write " << options.output << ": " << same_error.message()
-              << "\n";
-    std::filesystem::remove(partial, same_error);
-    return kExitBadInput;
-  }
-  std::cerr << "wrote " << options.output << "\n";
-  return 0;
+  return write_output(text, options.output);
 }
 
 }  // namespace tunebench::cli

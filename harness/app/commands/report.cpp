@@ -1,6 +1,8 @@
-// `tunebench report`: computes the hosts side by side (analysis/hosts.h) into OUT/hosts.json,
-// then runs reports/render.py with the project's Python (execve, no shell), which draws it, and
-// returns its exit status; its output passes straight through.
+// `tunebench report`: computes the hosts side by side (analysis/hosts.h) into OUT/hosts.json and
+// exports the stored rows the report reads into OUT/tables.json (`export --format tables`), then
+// runs reports/render.py on both with the project's Python (execve, no shell), which draws them,
+// and returns its exit status; its output passes straight through. The Python side reads no
+// database: what it shows is what these two files hold.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +22,8 @@ namespace tunebench::cli {
 namespace {
 
 std::vector<std::string> render_arguments(const ReportOptions& options) {
-  std::vector<std::string> args{"--db", options.db, "--out", options.out, "--run", options.run};
+  std::vector<std::string> args{
+      "--tables", options.out + "/tables.json", "--out", options.out, "--run", options.run};
   if (!options.hosts.empty()) {
     args.push_back("--hosts");
     args.insert(args.end(), options.hosts.begin(), options.hosts.end());
@@ -30,7 +33,7 @@ std::vector<std::string> render_arguments(const ReportOptions& options) {
 
 // The comparison of the report's hosts (every host with runs unless --hosts), as `compare --hosts
 // --format json` prints it, or {"unavailable": why} when there is nothing to compare. A database
-// that is missing, empty or not tunebench's is left to render.py, which says what is wrong.
+// that is missing or not tunebench's is refused by the export of its tables, after this.
 // Throws std::invalid_argument for a bad prices file.
 nlohmann::json host_comparison(const ReportOptions& options) {
   hosts::Options host_options;
@@ -78,6 +81,11 @@ int report_command(const ReportOptions& options) {
     std::cerr << "tunebench: error: " << e.what() << "\n";
     return kExitBadInput;
   }
+  ExportOptions tables;
+  tables.db = options.db;
+  tables.format = "tables";
+  tables.output = options.out + "/tables.json";
+  if (const int status = export_command(tables); status != 0) return status;
   std::vector<std::string> args{python, source + "/reports/render.py"};
   auto render_args = render_arguments(options);
   render_args.insert(render_args.end(), {"--hosts-json", hosts_json});

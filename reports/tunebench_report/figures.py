@@ -1,0 +1,506 @@
+"""Figures: matplotlib (Agg), each a function of read data that returns PNG bytes (or None when
+there is nothing to draw)."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.dates as mdates  # noqa: E402
+import matplotlib.lines  # noqa: E402
+import matplotlib.patches  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
+
+from .hosts import HostComparison  # noqa: E402
+from .stored import (EQUIVALENT, HELPS, HOST_BUSY, HURTS, INCONCLUSIVE, INSUFFICIENT, NO_EFFECT,  # noqa: E402
+                     NOT_PRECISE, Experiment, Factorial, ThreadPoint, Trends, Tuning, number, verdict_kind)
+from .text import claim_text, effect_text  # noqa: E402
+
+# Names from suites and hosts are drawn as plain text: '$' must never start mathtext.
+matplotlib.rcParams["text.parse_math"] = False
+matplotlib.rcParams["font.size"] = 10
+matplotlib.rcParams["axes.titlesize"] = 11
+
+VERDICT_COLOURS = {
+    HELPS: "#1a9641",
+    HURTS: "#d7191c",
+    NO_EFFECT: "#8c8c8c",
+    EQUIVALENT: "#4d7fb3",
+    INCONCLUSIVE: "#b8860b",
+    NOT_PRECISE: "#e08a2c",
+    HOST_BUSY: "#c8c8c8",
+    INSUFFICIENT: "#c8c8c8",
+    "interact": "#7b3294",
+    "no measurable interaction": "#8c8c8c",
+}
+ARM_COLOURS = ["#2c7bb6", "#fdae61", "#1a9641", "#d7191c", "#7b3294", "#8c510a", "#01665e", "#c51b7d"]
+HOST_STYLES = ["-", "--", ":", "-."]
+HOST_MARKERS = ["o", "s", "^", "D"]
+
+
+def png_bytes(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def short(text: str, width: int) -> str:
+    text = str(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def plain_log_axis(axis, ticks=None):
+    """Log-scale tick labels as plain numbers (mathtext is off for safety, see the top)."""
+    if ticks is None:
+        low, high = axis.get_view_interval()
+        ticks = log_ticks(min(low, high), max(low, high))
+    axis.set_major_locator(matplotlib.ticker.FixedLocator(ticks))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def log_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
+    """Readable values (1, 2, 5 x 10^k; else 2 significant digits) for a log axis lo..hi."""
+    if not (lo > 0 and hi > lo):
+        return [lo] if lo > 0 else [1.0]
+    nice = [m * 10.0**k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) for m in (1, 2, 5)]
+    ticks = [t for t in nice if lo <= t <= hi]
+    while len(ticks) > count:
+        ticks = ticks[::2]
+    if len(ticks) < 3:
+        ticks = sorted({float(f"{t:.2g}") for t in np.geomspace(lo, hi, 4)})
+    return ticks
+
+
+def ratio_ticks(lo: float, hi: float, count: int = 7) -> list[float]:
+    """Readable tick values for a log axis of ratios between lo and hi, 1 always among them."""
+    coarse = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100]
+    fine = [0.95, 0.97, 0.98, 0.99, 0.995, 1.005, 1.01, 1.02, 1.03, 1.05]
+    spacing = math.log(hi / lo) / count  # at most ~count labels, evenly apart on the log scale
+    ticks = [1.0]
+    for c in sorted(coarse) + sorted(fine, key=lambda v: -abs(math.log(v))):
+        if lo <= c <= hi and all(abs(math.log(c / t)) >= spacing for t in ticks):
+            ticks.append(c)
+    return sorted(ticks)
+
+
+def ratio_limits(values: list[float]) -> tuple[float, float]:
+    finite = [v for v in values if math.isfinite(v) and v > 0] + [1.0]
+    lo, hi = min(finite), max(finite)
+    span = max(math.log(hi / lo), math.log(1.2))
+    pad = math.exp(0.08 * span)
+    return lo / pad, hi * pad
+
+
+def style_ratio_axis(ax, lo: float, hi: float, left_text: str, right_text: str, title: str,
+                     ticks: int = 7):
+    ax.set_xscale("log")
+    ax.set_xlim(lo, hi)
+    ticks = ratio_ticks(lo, hi, ticks)
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([f"{t:g}×" for t in ticks])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.axvspan(lo, 1, color=VERDICT_COLOURS[HELPS], alpha=0.07, lw=0)
+    ax.axvspan(1, hi, color=VERDICT_COLOURS[HURTS], alpha=0.07, lw=0)
+    ax.axvline(1, color="black", lw=0.9)
+    # The title above, the two directions in their own band below it, both placed in points from
+    # the axis (not in fractions of it: a tall forest plot's 1 % is as high as a line of text, and
+    # the labels then ran into the title).
+    ax.set_title(title, fontsize=10.5, loc="center", pad=20)
+    ax.annotate(f"← {left_text}", xy=(0.0, 1.0), xycoords="axes fraction", xytext=(0, 3),
+                textcoords="offset points", ha="left", va="bottom",
+                color=VERDICT_COLOURS[HELPS], fontsize=9, fontweight="bold")
+    ax.annotate(f"{right_text} →", xy=(1.0, 1.0), xycoords="axes fraction", xytext=(0, 3),
+                textcoords="offset points", ha="right", va="bottom",
+                color=VERDICT_COLOURS[HURTS], fontsize=9, fontweight="bold")
+    ax.tick_params(axis="y", left=False, labelleft=False)
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+
+
+def draw_interval(ax, y: float, ratio: float, lo: float, hi: float, verdict: str):
+    colour = VERDICT_COLOURS.get(verdict_kind(verdict), VERDICT_COLOURS[NO_EFFECT])
+    if math.isfinite(lo) and math.isfinite(hi):
+        ax.plot([lo, hi], [y, y], color=colour, lw=4, solid_capstyle="butt")
+        ax.plot([lo, lo], [y - 0.17, y + 0.17], color=colour, lw=1.5)
+        ax.plot([hi, hi], [y - 0.17, y + 0.17], color=colour, lw=1.5)
+    if math.isfinite(ratio) and ratio > 0:
+        filled = verdict != INSUFFICIENT
+        ax.plot([ratio], [y], marker="D", ms=8, color=colour if filled else "white",
+                markeredgecolor="black" if filled else colour, markeredgewidth=1.0, zorder=3)
+
+
+def forest_rows(experiments: list[Experiment]) -> list[dict]:
+    """One row per compared pair: its time effect and, where measured, its memory effect."""
+    rows = []
+    for x in experiments:
+        compared = []
+        for e in x.effects:
+            if e.compared not in compared:
+                compared.append(e.compared)
+        for c in compared:
+            time = next((e for e in x.effects if e.compared == c and e.metric == "time"), None)
+            memory = next((e for e in x.effects if e.compared == c and e.metric == "peak memory"), None)
+            sub = x.workload
+            if x.knob == "factorial":
+                sub = c.split(" vs ")[0] + "  vs all off"
+            elif x.is_aa:
+                sub = "A/A control (identical arms): expect no effect"
+            elif x.is_positive_control:
+                sub = f"positive control: ON {100 * x.slowdown:g}% slower by construction"
+            rows.append({"experiment": x, "label": x.name, "sub": sub, "time": time, "memory": memory})
+        if not compared:
+            rows.append({"experiment": x, "label": x.name, "sub": x.problem or "no effect computed",
+                         "time": None, "memory": None})
+    return rows
+
+
+def plot_forest(experiments: list[Experiment], hostname: str) -> bytes | None:
+    rows = forest_rows(experiments)
+    if not rows:
+        return None
+    has_memory = any(r["memory"] for r in rows)
+    n = len(rows)
+    fig = plt.figure(figsize=(13.5, 0.62 * n + 1.25))
+    top, bottom = 1 - 0.78 / (0.62 * n + 1.25), 0.45 / (0.62 * n + 1.25)
+    spans = {"label": (0.005, 0.245), "time": (0.255, 0.525 if has_memory else 0.62),
+             "memory": (0.54, 0.68), "text": (0.695 if has_memory else 0.635, 0.995)}
+    axes = {}
+    for key, (x0, x1) in spans.items():
+        if key == "memory" and not has_memory:
+            continue
+        axes[key] = fig.add_axes([x0, bottom, x1 - x0, top - bottom])
+        axes[key].set_ylim(n - 0.5, -0.5)
+    for key in ("label", "text"):
+        axes[key].axis("off")
+        axes[key].set_xlim(0, 1)
+    values = [v for r in rows if r["time"] for v in (r["time"].ratio, r["time"].lo, r["time"].hi)]
+    lo, hi = ratio_limits(values)
+    style_ratio_axis(axes["time"], lo, hi, "faster: helps", "slower: hurts",
+                     "time per iteration, on ÷ off (95 % interval)")
+    if has_memory:
+        values = [v for r in rows if r["memory"] for v in (r["memory"].ratio, r["memory"].lo, r["memory"].hi)]
+        mlo, mhi = ratio_limits(values)
+        style_ratio_axis(axes["memory"], mlo, mhi, "less", "more", "peak memory, on ÷ off", ticks=3)
+    for i, row in enumerate(rows):
+        for ax in axes.values():
+            if i % 2:
+                ax.axhspan(i - 0.5, i + 0.5, color="#f0f0f0", zorder=0, lw=0)
+        x = row["experiment"]
+        axes["label"].text(0.0, i - 0.1, short(row["label"], 44), fontsize=9.5, fontweight="bold",
+                           va="center", ha="left")
+        axes["label"].text(0.0, i + 0.24, short(row["sub"], 52), fontsize=8.5, color="#555555",
+                           va="center", ha="left")
+        time, memory = row["time"], row["memory"]
+        if time:
+            draw_interval(axes["time"], i, time.ratio, time.lo, time.hi, time.verdict)
+        if has_memory:
+            if memory:
+                draw_interval(axes["memory"], i, memory.ratio, memory.lo, memory.hi, memory.verdict)
+            else:
+                axes["memory"].text(math.sqrt(mlo * mhi), i, "not measured", ha="center",
+                                    va="center", fontsize=8, color="#999999")
+        lines = []
+        if time:
+            lines.append(("time", time))
+        if memory:
+            lines.append(("memory", memory))
+        y = i - 0.27 if len(lines) == 2 else i - 0.12
+        for name, e in lines:
+            colour = VERDICT_COLOURS.get(verdict_kind(e.verdict), "#555555")
+            axes["text"].text(0.0, y, e.verdict.upper() if e.verdict in (HELPS, HURTS) else e.verdict,
+                              color=colour, fontsize=9.5, fontweight="bold", va="center", ha="left")
+            numbers = effect_text(e)
+            axes["text"].text(0.43, y, f"{name} {numbers}", color="#333333", fontsize=8.5, va="center", ha="left")
+            y += 0.24
+        if not lines:
+            axes["text"].text(0.0, y, "no effect computed", color="#999999", fontsize=9, va="center")
+            y += 0.24
+        axes["text"].text(0.0, y + (0.02 if len(lines) < 2 else 0), short(claim_text(x), 60),
+                          fontsize=8.5, style="italic", color="#555555", va="center", ha="left")
+    axes["time"].set_yticks([])
+    fig.text(0.005, 0.995, f"Which advice helps on {short(hostname, 40)}: diamond = measured ratio, "
+             "bar = 95 % interval; green helps, red hurts, grey no measurable effect, blue no effect "
+             "beyond ±2 %, orange not precise enough",
+             fontsize=10, va="top", ha="left", color="#333333")
+    return png_bytes(fig)
+
+
+def plot_factorial(f: Factorial) -> bytes:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.4), gridspec_kw={"width_ratios": [1.25, 1]})
+    fig.subplots_adjust(left=0.19, right=0.98, top=0.78, bottom=0.16, wspace=0.3)
+    estimates = f.main_effects + f.interactions
+    labels = ([f"main effect\n{short(e.label, 30)}" for e in f.main_effects]
+              + [f"interaction\n{short(e.label, 30)}" for e in f.interactions])
+    lo, hi = ratio_limits([v for e in estimates for v in (e.ratio, e.lo, e.hi)])
+    style_ratio_axis(left, lo, hi, "faster", "slower", "effect on time (95 % interval)")
+    for i, e in enumerate(estimates):
+        draw_interval(left, i, e.ratio, e.lo, e.hi, e.verdict)
+    left.set_ylim(len(estimates) - 0.5, -0.5)
+    left.set_yticks(range(len(estimates)))
+    left.tick_params(axis="y", labelleft=True)
+    left.set_yticklabels(labels, fontsize=9)
+    # Interaction plot of the first two factors: the stored medians of their four cells with any
+    # other factors off.
+    a, b = f.factors[0], f.factors[1]
+
+    def cell_median(level_a: bool, level_b: bool) -> float:  # NaN (not drawn) for a missing cell
+        return next((m for _, lv, m, _ in f.cells if lv.get(a) == level_a and lv.get(b) == level_b
+                     and not any(on for k, on in lv.items() if k not in (a, b))), float("nan"))
+
+    lines = {level_b: [cell_median(level_a, level_b) for level_a in (False, True)] for level_b in (False, True)}
+    unit, scale = time_unit(min((y for ys in lines.values() for y in ys if math.isfinite(y)), default=1.0))
+    for level_b, colour in ((False, ARM_COLOURS[0]), (True, ARM_COLOURS[1])):
+        right.plot([0, 1], [y * scale for y in lines[level_b]], marker="o", color=colour, lw=2,
+                   label=f"{short(b, 24)} {'on' if level_b else 'off'}")
+    right.set_xticks([0, 1])
+    right.set_xticklabels([f"{short(a, 24)} off", f"{short(a, 24)} on"])
+    right.set_xlim(-0.3, 1.3)
+    right.set_ylabel(f"median time per iteration ({unit})")
+    right.set_title("interaction plot: parallel lines = no interaction", fontsize=10)
+    right.legend(fontsize=9, frameon=False)
+    right.grid(axis="y", color="#e5e5e5")
+    fig.suptitle(f"{short(f.experiment, 70)}  ({f.workload}): main effects, interaction", fontsize=11,
+                 x=0.01, ha="left")
+    return png_bytes(fig)
+
+
+def time_unit(seconds: float) -> tuple[str, float]:
+    if seconds < 1e-3:
+        return "µs", 1e6
+    if seconds < 1:
+        return "ms", 1e3
+    return "s", 1.0
+
+
+def plot_trends(trends: Trends) -> bytes | None:
+    experiments = [x for x, ss in trends.series.items() if max(len(s.when) for s in ss) >= 2]
+    if not experiments:
+        return None
+    columns = 2 if len(experiments) > 1 else 1
+    rows = -(-len(experiments) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(13.5, 2.9 * rows + 0.9), squeeze=False)
+    fig.subplots_adjust(left=0.06, right=0.99, top=1 - 0.85 / (2.9 * rows + 0.9),
+                        bottom=0.35 / (2.9 * rows + 0.9), hspace=0.62, wspace=0.16)
+    hosts = sorted({s.host for ss in trends.series.values() for s in ss})
+    git_changes = [c for c in trends.changes if c.kind == "git"]
+    draw_git = trends.draws_git_changes
+    for index, experiment in enumerate(experiments):
+        ax = axes[index // columns][index % columns]
+        series = trends.series[experiment]
+        arms = []
+        for s in series:
+            if s.arm not in arms:
+                arms.append(s.arm)
+        lowest = min(min(s.medians) for s in series)
+        unit, scale = time_unit(lowest)
+        wide = max(max(s.medians) for s in series) / lowest > 4  # e.g. 1 thread vs all cores
+        for s in series:
+            colour = ARM_COLOURS[arms.index(s.arm) % len(ARM_COLOURS)]
+            h = hosts.index(s.host)
+            ax.fill_between(s.when, np.array(s.lows) * scale, np.array(s.highs) * scale, color=colour, alpha=0.18, lw=0)
+            ax.plot(s.when, np.array(s.medians) * scale, color=colour, ls=HOST_STYLES[h % 4], lw=1.3,
+                    marker=HOST_MARKERS[h % 4] if len(s.when) <= 40 else None, ms=3)
+            marked = [i for i, u in enumerate(s.run_uuids) if (u, experiment, s.arm) in trends.regressions]
+            if marked:
+                ax.plot([s.when[i] for i in marked], [s.medians[i] * scale * 1.04 for i in marked],
+                        "v", color="#d7191c", ms=8, zorder=4)
+        labelled = set()
+        for change in trends.changes:
+            if change.kind == "LibTorch":
+                ax.axvline(change.when, color="#7b3294", lw=1.4)
+                if (change.text, change.when.date()) not in labelled:  # hosts that changed the same day
+                    labelled.add((change.text, change.when.date()))
+                    ax.text(change.when, 0.98, " " + change.text, transform=ax.get_xaxis_transform(),
+                            fontsize=7.5, color="#7b3294", va="top", ha="left")
+            elif draw_git:
+                ax.axvline(change.when, color="#999999", lw=0.8, ls=":")
+        if wide:
+            ax.set_yscale("log")
+            ax.autoscale_view()
+            plain_log_axis(ax.yaxis)
+        legend_rows = 0 if len(arms) <= 2 else -(-len(arms) // 2)  # many arms: legend under the title
+        ax.set_title(short(experiment, 60), fontsize=10, loc="left", pad=4 + 10.5 * legend_rows)
+        ax.set_ylabel(f"{unit} / iteration" + (" (log)" if wide else ""), fontsize=9)
+        ax.grid(axis="y", color="#e5e5e5")
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
+        ax.tick_params(labelsize=8.5)
+        handles = [matplotlib.lines.Line2D([], [], color=ARM_COLOURS[i % len(ARM_COLOURS)], lw=2, label=short(a, 32))
+                   for i, a in enumerate(arms)]
+        ax.legend(handles=handles, fontsize=7.5, frameon=False, loc="lower left" if legend_rows else "lower right",
+                  bbox_to_anchor=(0.0, 1.0) if legend_rows else (1.0, 1.0), ncol=2 if legend_rows else len(arms),
+                  borderaxespad=0.1, handlelength=1.5, labelspacing=0.2)
+    for index in range(len(experiments), rows * columns):
+        axes[index // columns][index % columns].axis("off")
+    handles = [matplotlib.lines.Line2D([], [], color="#333333", ls=HOST_STYLES[i % 4],
+                                       marker=HOST_MARKERS[i % 4], label=f"host {short(h, 30)}")
+               for i, h in enumerate(hosts)]
+    handles.append(matplotlib.patches.Patch(color="#888888", alpha=0.3, label="range of the run's process medians"))
+    handles.append(matplotlib.lines.Line2D([], [], color="#7b3294", lw=1.4, label="LibTorch version change"))
+    if draw_git and git_changes:
+        handles.append(matplotlib.lines.Line2D([], [], color="#999999", lw=0.8, ls=":", label="git revision change"))
+    if trends.regressions:
+        handles.append(matplotlib.lines.Line2D([], [], color="#d7191c", marker="v", ls="",
+                                               label="regression or step change (tunebench check)"))
+    fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=9, frameon=False)
+    return png_bytes(fig)
+
+
+def human(value: float) -> str:
+    """3 significant digits without exponents: 68,300 · 38.2 · 0.00424."""
+    if value >= 1000:
+        return f"{value:,.0f}" if value < 1e7 else f"{value:.3g}"
+    return f"{value:.3g}"
+
+
+def workload_label(workload: tuple) -> str:
+    model, preset, mode, batch = workload
+    return f"{model} {preset} {mode} b{batch}"
+
+
+def plot_throughput(comparison: HostComparison | None) -> bytes | None:
+    rows = [r for r in comparison.rows if r.items_per_second.value] if comparison else []
+    if not rows:
+        return None
+    workloads = list(dict.fromkeys(r.workload for r in rows))
+    hosts = sorted({r.host for r in rows})
+    metrics = [("items / s", lambda r: r.items_per_second), ("items / s per core", lambda r: r.per_core)]
+    if any(r.items_per_unit.value for r in rows):
+        metrics.append(("items per currency unit (price per hour)", lambda r: r.items_per_unit))
+    height_in = 0.32 * len(workloads) * len(hosts) + 0.25 * len(workloads) + 1.3
+    fig, axes = plt.subplots(1, len(metrics), figsize=(13.5, height_in), sharey=True, squeeze=False)
+    fig.subplots_adjust(left=0.15, right=0.98, top=1 - 0.75 / height_in, bottom=0.45 / height_in, wspace=0.12)
+    height = 0.8 / len(hosts)
+    for ax, (title, value) in zip(axes[0], metrics):
+        for h, host in enumerate(hosts):
+            ys, xs, errors = [], [], [[], []]
+            for w, workload in enumerate(workloads):
+                r = next((r for r in rows if r.workload == workload and r.host == host), None)
+                f = value(r) if r else None
+                if f and f.value:
+                    ys.append(w - 0.4 + height * (h + 0.5))
+                    xs.append(f.value)
+                    has_interval = f.lo is not None and f.hi is not None
+                    errors[0].append(f.value - f.lo if has_interval else 0)
+                    errors[1].append(f.hi - f.value if has_interval else 0)
+            bars = ax.barh(ys, xs, height=height * 0.9, color=ARM_COLOURS[h % len(ARM_COLOURS)], label=short(host, 30),
+                           xerr=errors, error_kw={"ecolor": "#333333", "elinewidth": 1, "capsize": 2})
+            ax.bar_label(bars, labels=[human(x) for x in xs], fontsize=7.5, padding=4)
+        ax.set_xscale("log")
+        ax.margins(x=0.25)
+        ax.autoscale_view()
+        plain_log_axis(ax.xaxis)
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", color="#e5e5e5")
+    axes[0][0].set_yticks(range(len(workloads)))
+    axes[0][0].set_yticklabels(workloads, fontsize=9)
+    axes[0][0].invert_yaxis()
+    axes[0][0].legend(fontsize=9, frameon=False, loc="lower right")
+    fig.suptitle("Throughput with default settings (every knob off, all cores), each host's latest run, "
+                 "95 % intervals; longer is better", fontsize=10.5, x=0.01, ha="left")
+    return png_bytes(fig)
+
+
+def plot_thread_sweep(points: list[ThreadPoint]) -> bytes | None:
+    if not points:
+        return None
+    workloads = sorted({p.workload for p in points})
+    hosts = sorted({p.host for p in points})
+    columns = min(len(workloads), 3)
+    rows = -(-len(workloads) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(max(9.0, 4.5 * columns), 3.3 * rows + 0.5), squeeze=False)
+    fig.subplots_adjust(left=0.1 if columns > 1 else 0.12, right=0.98, top=1 - 0.7 / (3.3 * rows + 0.5),
+                        bottom=0.5 / (3.3 * rows + 0.5), wspace=0.3, hspace=0.45)
+    for ax in axes.flat[len(workloads):]:
+        ax.axis("off")
+    for ax, workload in zip(axes.flat, workloads):
+        for h, host in enumerate(hosts):
+            pts = [p for p in points if p.workload == workload and p.host == host]
+            if not pts:
+                continue
+            colour = ARM_COLOURS[h % len(ARM_COLOURS)]
+            threads = [p.threads for p in pts]
+            seconds = [p.median_seconds for p in pts]
+            ms = [1e3 * v for v in seconds]
+            ax.plot(threads, ms, marker=HOST_MARKERS[h % 4], color=colour, lw=2, label=short(host, 30))
+            if pts[0].threads == 1:
+                ax.plot(threads, [ms[0] / t for t in threads], ls=":", color=colour, lw=1)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.autoscale_view()
+        plain_log_axis(ax.xaxis, sorted({p.threads for p in points if p.workload == workload}))
+        plain_log_axis(ax.yaxis)
+        ax.set_xlabel("threads (OMP_NUM_THREADS)")
+        ax.set_ylabel("median ms / iteration")
+        ax.set_title(workload_label(workload), fontsize=10)
+        ax.grid(color="#e5e5e5")
+        ax.legend(fontsize=8.5, frameon=False)
+    fig.suptitle("Thread sweep: time per iteration against threads; dotted = perfect scaling from 1 thread",
+                 fontsize=10.5, x=0.01, ha="left")
+    return png_bytes(fig)
+
+
+def ladder_rows(t: Tuning) -> list[dict]:
+    """One row per step of the ladder, then the configuration against the defaults (final run)."""
+    rows = []
+    for i, step in enumerate(t.recommendation.get("ladder", [])):
+        kept = bool(step.get("kept"))
+        rows.append({"label": f"{i + 1}. + {step.get('knob', '?')}",
+                     "sub": (f"against {step.get('against', '?')}: kept" if kept
+                             else f"dropped: {step.get('why', '')}"),
+                     "effect": step, "cumulative": step.get("cumulative") if kept else None})
+    final = (t.recommendation.get("vs_default") or {}).get("time")
+    if final:
+        rows.append({"label": "configuration vs defaults", "sub": "measured as a whole (final run)",
+                     "effect": final, "cumulative": None})
+    return rows
+
+
+def plot_ladder(t: Tuning) -> bytes | None:
+    rows = ladder_rows(t)
+    if not rows:
+        return None
+    n = len(rows)
+    fig = plt.figure(figsize=(12.5, 0.62 * n + 1.3))
+    top, bottom = 1 - 0.8 / (0.62 * n + 1.3), 0.45 / (0.62 * n + 1.3)
+    label = fig.add_axes([0.005, bottom, 0.3, top - bottom])
+    ax = fig.add_axes([0.33, bottom, 0.42, top - bottom])
+    text = fig.add_axes([0.77, bottom, 0.225, top - bottom])
+    for a in (label, ax, text):
+        a.set_ylim(n - 0.5, -0.5)
+    for a in (label, text):
+        a.axis("off")
+        a.set_xlim(0, 1)
+    values = [number(v) for r in rows for e in (r["effect"], r["cumulative"]) if e
+              for v in (e.get("ratio"), e.get("lo"), e.get("hi"))]
+    lo, hi = ratio_limits(values)
+    style_ratio_axis(ax, lo, hi, "faster", "slower", "time per iteration: each step on ÷ off (diamond), "
+                     "cumulative (circle), 95 % intervals")
+    for i, r in enumerate(rows):
+        if i % 2:
+            for a in (label, ax, text):
+                a.axhspan(i - 0.5, i + 0.5, color="#f0f0f0", zorder=0, lw=0)
+        label.text(0.0, i - 0.1, short(r["label"], 40), fontsize=9.5, fontweight="bold", va="center")
+        label.text(0.0, i + 0.24, short(r["sub"], 58), fontsize=8.5, color="#555555", va="center")
+        e = r["effect"]
+        draw_interval(ax, i, number(e.get("ratio")), number(e.get("lo")), number(e.get("hi")),
+                      e.get("verdict", ""))
+        c = r["cumulative"]
+        if c and math.isfinite(number(c.get("ratio"))):
+            ax.plot([number(c.get("lo")), number(c.get("hi"))], [i + 0.3, i + 0.3], color="#333333", lw=1.2)
+            ax.plot([number(c.get("ratio"))], [i + 0.3], marker="o", ms=6, color="#333333")
+        text.text(0.0, i - 0.1, short(e.get("text", ""), 40), fontsize=8.5, va="center")
+        if c:
+            text.text(0.0, i + 0.24, short("cumulative " + c.get("text", ""), 44), fontsize=8.5,
+                      color="#555555", va="center")
+    ax.set_yticks([])
+    fig.text(0.005, 0.995, f"The ladder of {short(t.model, 60)}: each knob added to the configuration before it",
+             fontsize=10, va="top", ha="left", color="#333333")
+    return png_bytes(fig)
+
