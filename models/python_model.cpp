@@ -1,5 +1,5 @@
 // A model from a Python file has no C++ build: the orchestrator starts the Python worker for its
-// trials (run/orchestrator.cpp), which builds it (models/python/user_model.py).
+// trials (run/worker_launch.cpp, setup_of), which builds it (models/python/user_model.py).
 #include <fmt/format.h>
 
 #include "models/build.h"

@@ -335,7 +335,7 @@ std::string run_header(const analysis::RunReport& report) {
     };
     const std::string at_start = warnings(r.host_state);
     if (!at_start.empty()) out += "host was not quiet at the start:" + at_start + "\n";
-    // A resumed run's host state as each resume found it (run/orchestrator.cpp resume).
+    // A resumed run's host state as each resume found it (run/resume.cpp).
     for (const auto& resumed : r.host_state.value("resumed", json::array())) {
       const std::string then = warnings(resumed);
       if (!then.empty()) {
