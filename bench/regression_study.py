@@ -464,6 +464,9 @@ def mean_ratio(logs):
     return f"{math.exp(mean):.4f} [{math.exp(mean - half):.4f}, {math.exp(mean + half):.4f}]"
 
 
+# Long (~120 lines) because it prints the study's whole summary table for one group of checks, one
+# row after another in the order docs/studies/regression-study.md shows them; each row is a few
+# lines of counting over the same checks.
 def summarize_group(args, rows, prefix, slowdowns):
     print(f"\n| {prefix}checks | result (95 % interval) |\n|---|---|")
     aa = rows["aa"]

@@ -18,7 +18,7 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
-// Long (~70 lines) because the three formats (json, csv, gbench) sit side by side over the same
+// Long (~80 lines) because the three formats (json, csv, gbench) sit side by side over the same
 // rows, so that a column added to one is seen beside the others.
 std::string export_run(const storage::Database& db, const std::string& run_uuid,
                        const std::string& format) {

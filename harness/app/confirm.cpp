@@ -72,45 +72,35 @@ std::string newest_run_labelled(const storage::Database& db, const std::string& 
 
 }  // namespace
 
-void confirm(check::Report& report, const ConfirmOptions& options) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(options.last_good, ec) ||
-      access(options.last_good.c_str(), X_OK) != 0) {
-    throw std::invalid_argument(
-        fmt::format("--confirm-with '{}' is not an executable file: give the kept last-good "
-                    "tunebench binary (ci/nightly.sh keeps it in --last-good)",
-                    options.last_good));
-  }
-  const std::string last_good =
-      std::filesystem::absolute(options.last_good).lexically_normal().string();
-  report.confirmed = true;
-  json experiments = json::array();
+namespace {
+
+// The flagged benchmarks of the report, each with the A/B experiment that confirms it (from its
+// first ok trial); unflagged ones are marked unchanged.
+std::vector<check::BenchmarkCheck*> flagged_with_experiments(check::Report& report,
+                                                             const ConfirmOptions& options,
+                                                             const std::string& last_good,
+                                                             json& experiments) {
   std::vector<check::BenchmarkCheck*> flagged;
-  {
-    const storage::Database db(options.db);
-    for (auto& b : report.benchmarks) {
-      if (!b.flagged) {
-        if (b.status != "no baseline") b.status = "unchanged";
-        continue;
-      }
-      for (const auto& t : db.trials(report.run_uuid, b.experiment)) {
-        if (t.spec.arm != b.arm || t.result.status != "ok") continue;
-        experiments.push_back(ab_experiment(t, last_good, report, options));
-        flagged.push_back(&b);
-        break;
-      }
+  const storage::Database db(options.db);
+  for (auto& b : report.benchmarks) {
+    if (!b.flagged) {
+      if (b.status != "no baseline") b.status = "unchanged";
+      continue;
+    }
+    for (const auto& t : db.trials(report.run_uuid, b.experiment)) {
+      if (t.spec.arm != b.arm || t.result.status != "ok") continue;
+      experiments.push_back(ab_experiment(t, last_good, report, options));
+      flagged.push_back(&b);
+      break;
     }
   }
-  if (flagged.empty()) return;
-  // Stage 2 spends the run's false-alarm rate on its A/Bs, and each A/B's share on its looks:
-  // each samples on until an interval at that level decides at a look or is narrow enough to
-  // decide, and decides on it.
-  const int ab_count = static_cast<int>(flagged.size());
-  const double confidence = detect::confirm_confidence(report.false_alarm, ab_count);
-  const detect::Looks looks = detect::decision_looks(confidence, suite::kMostWorkers);
-  for (auto& x : experiments) x["confidence_pct"] = 100 * confidence;
+  return flagged;
+}
 
-  const std::string label = "confirm " + report.run_uuid.substr(0, 8);
+// Runs the A/B experiments as one suite (a temporary file), labelled `label`, into the database.
+void run_ab_suite(const json& experiments, const std::string& label, const std::string& last_good,
+                  const check::Report& report, const ConfirmOptions& options,
+                  const detect::Looks& looks, int ab_count) {
   const json suite = {
       {"name", check::kConfirmSuite},
       {"description", fmt::format("tunebench check, stage 2: the benchmarks of run {} flagged "
@@ -127,8 +117,8 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
                "[check] stage 2: {} flagged benchmark(s), a paired A/B each against {}, decided "
                "at {:g} % ({:g} % false alarms per run over {} A/B(s) and {} looks each: {} "
                "workers and every doubling, and the last)\n",
-               flagged.size(), last_good, 100 * looks.confidence, 100 * report.false_alarm,
-               ab_count, looks.count, detect::kFirstLook);
+               ab_count, last_good, 100 * looks.confidence, 100 * report.false_alarm, ab_count,
+               looks.count, detect::kFirstLook);
   }
   orchestrator::RunOptions run;
   run.suite_path = path;
@@ -137,11 +127,18 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
   run.quiet = options.quiet;
   run.command_line = options.command_line;
   const int rc = orchestrator::run(run);
+  std::error_code ec;
   std::filesystem::remove(path, ec);
   if (rc == kExitBadInput) {
     throw std::invalid_argument("the stage-2 A/B run could not start (see the message above)");
   }
+}
 
+// Each flagged benchmark's confirmation from the A/B run labelled `label`: its paired estimate at
+// the level of its looks, and the decision on it.
+void judge(const std::vector<check::BenchmarkCheck*>& flagged, const std::string& label,
+           const std::string& last_good, const check::Report& report, const ConfirmOptions& options,
+           const detect::Looks& looks, int ab_count) {
   const storage::Database db(options.db);
   const std::string ab_run = newest_run_labelled(db, label);
   stats::paired::Options level;
@@ -172,6 +169,35 @@ void confirm(check::Report& report, const ConfirmOptions& options) {
     b->status = c.decision.status;
     b->confirmation = c;
   }
+}
+
+}  // namespace
+
+void confirm(check::Report& report, const ConfirmOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(options.last_good, ec) ||
+      access(options.last_good.c_str(), X_OK) != 0) {
+    throw std::invalid_argument(
+        fmt::format("--confirm-with '{}' is not an executable file: give the kept last-good "
+                    "tunebench binary (ci/nightly.sh keeps it in --last-good)",
+                    options.last_good));
+  }
+  const std::string last_good =
+      std::filesystem::absolute(options.last_good).lexically_normal().string();
+  report.confirmed = true;
+  json experiments = json::array();
+  const auto flagged = flagged_with_experiments(report, options, last_good, experiments);
+  if (flagged.empty()) return;
+  // Stage 2 spends the run's false-alarm rate on its A/Bs, and each A/B's share on its looks:
+  // each samples on until an interval at that level decides at a look or is narrow enough to
+  // decide, and decides on it.
+  const int ab_count = static_cast<int>(flagged.size());
+  const double confidence = detect::confirm_confidence(report.false_alarm, ab_count);
+  const detect::Looks looks = detect::decision_looks(confidence, suite::kMostWorkers);
+  for (auto& x : experiments) x["confidence_pct"] = 100 * confidence;
+  const std::string label = "confirm " + report.run_uuid.substr(0, 8);
+  run_ab_suite(experiments, label, last_good, report, options, looks, ab_count);
+  judge(flagged, label, last_good, report, options, looks, ab_count);
 }
 
 }  // namespace tunebench::cli

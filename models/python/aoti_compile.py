@@ -82,6 +82,27 @@ def twin_of(request_dir):
     return request, twin, inputs, expected, difference, state, torch
 
 
+def keep_generated_code(package, code_dir):
+    """Copies the package's generated code into code_dir; returns its kernel count (counted by
+    their definitions) and the copied files' names."""
+    kernels = 0
+    sources = []
+    with zipfile.ZipFile(package) as z:
+        for name in z.namelist():
+            if name.endswith((".cpp", ".py", ".h", ".json")) and "/" in name:
+                os.makedirs(code_dir, exist_ok=True)
+                target = os.path.join(code_dir, os.path.basename(name))
+                with z.open(name) as src, open(target, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                sources.append(os.path.basename(name))
+                if name.endswith(".cpp"):
+                    text = open(target, errors="replace").read()
+                    # CPU kernels: extern "C" void cpp_fused_…(; CUDA: Triton kernel launches.
+                    kernels += len(set(re.findall(r"void\s+(cpp_fused_\w+)\s*\(", text)))
+                    kernels += len(set(re.findall(r"\b(triton_\w+)\b", text)))
+    return kernels, sources
+
+
 def main(argv):
     if argv and argv[0] in ("-h", "--help"):
         print(__doc__)
@@ -130,23 +151,7 @@ def main(argv):
             fail(1, f"AOTInductor failed: {type(e).__name__}: {str(e).splitlines()[0]}")
         compile_seconds = time.perf_counter() - started
 
-        # The generated code, kept beside the package; its kernels counted by their definitions.
-        code_dir = os.path.join(work, "code")
-        kernels = 0
-        sources = []
-        with zipfile.ZipFile(package) as z:
-            for name in z.namelist():
-                if name.endswith((".cpp", ".py", ".h", ".json")) and "/" in name:
-                    target = os.path.join(code_dir, os.path.basename(name))
-                    with z.open(name) as src, open(target if os.makedirs(code_dir, exist_ok=True)
-                                                   is None else target, "wb") as dst:
-                        shutil.copyfileobj(src, dst)
-                    sources.append(os.path.basename(name))
-                    if name.endswith(".cpp"):
-                        text = open(target, errors="replace").read()
-                        # CPU kernels: extern "C" void cpp_fused_…(; CUDA: Triton kernel launches.
-                        kernels += len(set(re.findall(r"void\s+(cpp_fused_\w+)\s*\(", text)))
-                        kernels += len(set(re.findall(r"\b(triton_\w+)\b", text)))
+        kernels, sources = keep_generated_code(package, os.path.join(work, "code"))
         with torch.no_grad():
             compiled = torch._inductor.aoti_load_package(package)
             out = compiled(*inputs)
