@@ -15,9 +15,10 @@ using nlohmann::json;
 
 namespace {
 
-// The catalog's knobs a CPU run of a user's model may try: not the CUDA-only ones, and not
-// worker_build, which compares two builds of tunebench rather than a setting of the model.
-bool tried_on_the_cpu(const knobs::Knob& k) { return k.where != "cuda" && k.id != "worker_build"; }
+// The catalog's knobs a CPU run of a user's model may try: not the CUDA-only ones, and not one
+// whose default arms are the same (worker_build: "self" against "self" until a suite names the two
+// builds it compares), which would only measure an A/A.
+bool tried_on_the_cpu(const knobs::Knob& k) { return k.where != "cuda" && k.off != k.on; }
 
 json experiment(const std::string& knob, const json& model) {
   json x = model;
