@@ -32,7 +32,7 @@ file(WRITE ${WORK}/compile.json "{
 }
 ")
 run_tb(0 out run --suite ${WORK}/compile.json --db ${db} -q)
-run_tb(0 out show --db ${db})
+run_tb(0 out show --verbose --db ${db})
 if(NOT na EQUAL -1)
   # The build without AOTInductor: the experiment is recorded as not applicable, with the reason.
   expect("not applicable" "${out}" "show on a build without AOTInductor")
@@ -88,7 +88,7 @@ file(WRITE ${WORK}/train.json "{
 }
 ")
 run_tb(0 out run --suite ${WORK}/train.json --db ${WORK}/train.sqlite -q)
-run_tb(0 out show --db ${WORK}/train.sqlite)
+run_tb(0 out show --verbose --db ${WORK}/train.sqlite)
 expect("(torch.compile) graphs=" "${out}" "the Python worker's compiled arm")
 execute_process(COMMAND sqlite3 ${WORK}/train.sqlite
   "SELECT experiment || ':' || arm || ':' || status || ':' || IFNULL(json_extract(evidence, '$.frontend'), 'cpp') FROM trials ORDER BY experiment, arm"

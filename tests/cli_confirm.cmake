@@ -42,7 +42,7 @@ expect("(99.8571 % interval: 1 % false alarms per run over 2 A/Bs and 7 looks)" 
 expect_sql(${db}
   "SELECT r.lo < e.lo AND r.hi > e.hi FROM regressions r, effects e, runs c WHERE r.kind = 'regression' AND c.suite_name = 'confirm' AND e.run_uuid = c.uuid AND e.experiment = r.experiment || '/' || r.arm AND e.metric = 'time' AND e.kind = 'effect' AND e.confidence = 0.95"
   "1" "the finding's interval (99 %) should hold the A/B's stored 95 % interval")
-run_tb(0 out show --db ${db} latest)
+run_tb(0 out show --verbose --db ${db} latest)
 expect("suite confirm" "${out}" "the A/B run is stored")
 # Stage 2 samples on until its target or its budget, not until a count of workers: the suite's
 # default of 32 worker pairs stopped every A/B of the regression study at ~60 s of its 240.
@@ -52,7 +52,7 @@ expect_sql(${db}
 execute_process(COMMAND sqlite3 ${db}
                 "SELECT uuid FROM runs WHERE label = 'nightly' ORDER BY started_at DESC, rowid DESC LIMIT 1"
                 OUTPUT_VARIABLE night OUTPUT_STRIP_TRAILING_WHITESPACE)
-run_tb(0 out show --db ${db} ${night})
+run_tb(0 out show --verbose --db ${db} ${night})
 expect("confirmed by a paired A/B against the last-good build" "${out}" "the stored finding")
 # The newest run now is that A/B: calibrate and check pass over it to the suite's own runs, of
 # this build or another commit of it (the stored A/B runs are taken as the other commit's nights).

@@ -42,7 +42,7 @@ foreach(suite cuda-smoke cuda-nightly)
   endforeach()
 endforeach()
 # The stored run keeps the reasons: `show` lists them from the database.
-execute_process(COMMAND ${TUNEBENCH} show latest --db ${db} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+execute_process(COMMAND ${TUNEBENCH} show latest --verbose --db ${db} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 string(FIND "${out}" "cuda_graphs.gpt-small-infer: cuda_graphs: needs a CUDA device" at)
 if(NOT rc EQUAL 0 OR at EQUAL -1)
   message(FATAL_ERROR "show: exit ${rc} or the reason is missing\n${out}")

@@ -28,7 +28,7 @@ list(LENGTH good n)
 if(NOT n EQUAL 4)
   message(FATAL_ERROR "the working experiment should have 2 trials x 2 samples stored:\n${csv}")
 endif()
-execute_process(COMMAND ${TUNEBENCH} show latest --db ${db}
+execute_process(COMMAND ${TUNEBENCH} show latest --verbose --db ${db}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE shown ERROR_VARIABLE err)
 foreach(reason "killed by signal 11 (Segmentation fault)" "killed by signal 6 (Aborted)"
         "killed by signal 9 (Killed): killed from outside, e.g. by the kernel's out-of-memory killer"

@@ -33,7 +33,7 @@ string(JSON stored_name GET "${exported}" trials 0 spec experiment)
 if(NOT stored_name STREQUAL name)
   message(FATAL_ERROR "export: experiment name '${stored_name}', expected '${name}'")
 endif()
-run_tb(0 out show latest --db ${db})
+run_tb(0 out show latest --verbose --db ${db})
 expect("${name}" "${out}" "show")
 
 # An output path that leads out of the folder is the user's choice and is written where it

@@ -21,7 +21,7 @@ expect_sql(${db}
   "8|1" "every worker should start its heap at a random offset (trials with an offset in range|the first parameter's place in its page differs between the processes of each experiment)")
 
 # show latest: every experiment with its effect, interval, verdict and evidence.
-run_tb(0 out show latest --db ${db})
+run_tb(0 out show latest --verbose --db ${db})
 foreach(text "no_grad.resnet50-tiny-infer" "omp_threads.gpt-tiny-infer" "claim: faster and less memory"
         "effect on time: " "evidence: threads=1 OMP_NUM_THREADS=1" "grad_mode=off" "not applicable here:")
   expect("${text}" "${out}" "show")
@@ -29,6 +29,30 @@ endforeach()
 string(REGEX MATCH "effect on time: [0-9.]+x \\[[0-9.]+, [0-9.]+\\] (helps|hurts|no measurable effect)" effect "${out}")
 if(NOT effect)
   message(FATAL_ERROR "show: no effect with interval and verdict\n${out}")
+endif()
+
+# show latest without --verbose: the run at a glance, one line per effect grouped by verdict with
+# its claim and sources by name, what was not applicable, and no evidence lines; no colour in a
+# pipe.
+run_tb(0 glance show latest --db ${db})
+foreach(text "no_grad.resnet50-tiny-infer" "omp_threads.gpt-tiny-infer"
+        "faster and less memory (PyTorch Performance Tuning Guide)" "not applicable here ("
+        "--verbose")
+  expect("${text}" "${glance}" "show at a glance")
+endforeach()
+if(NOT glance MATCHES "\n(helps|hurts|no measurable effect|no effect beyond ±2%|not precise enough|inconclusive|insufficient data|host too busy) \\([0-9]+\\):\n  [^\n]+ [0-9.]+x \\[[0-9.]+, [0-9.]+\\]")
+  message(FATAL_ERROR "show: no verdict group with an effect and its interval\n${glance}")
+endif()
+string(ASCII 27 escape)
+if(glance MATCHES "evidence:" OR glance MATCHES " MAD " OR glance MATCHES "${escape}")
+  message(FATAL_ERROR "show at a glance printed evidence, spreads or colour codes:\n${glance}")
+endif()
+string(REGEX MATCHALL "\n" glance_lines "${glance}")
+string(REGEX MATCHALL "\n" verbose_lines "${out}")
+list(LENGTH glance_lines glance_count)
+list(LENGTH verbose_lines verbose_count)
+if(NOT glance_count LESS verbose_count)
+  message(FATAL_ERROR "show at a glance (${glance_count} lines) is not shorter than --verbose (${verbose_count})")
 endif()
 
 # exports

@@ -28,7 +28,7 @@ file(WRITE ${WORK}/ab.json "{
 }
 ")
 run_tb(0 out run --suite ${WORK}/ab.json --db ${db} -q)
-run_tb(0 out show --db ${db})
+run_tb(0 out show --verbose --db ${db})
 expect("libtorch=" "${out}" "each arm's build in show's evidence line")
 expect("effect on time: " "${out}" "an effect with its interval")
 execute_process(COMMAND sqlite3 ${db}

@@ -27,7 +27,7 @@ wait $pid
 echo "run exit $?"
 cat "$work/run.out"
 rm -f "$mnt/filler"
-"$tb" show latest --db "$db" >"$work/show.out" 2>&1
+"$tb" show latest --verbose --db "$db" >"$work/show.out" 2>&1
 echo "show exit $?"
 cat "$work/show.out"
 "$tb" run --resume latest --db "$db" --quiet

@@ -5,7 +5,8 @@
 // numbers are computed before it is called. A new field of a record is added to the record and
 // to the reporters that show it, nowhere else.
 //
-// The reporters: table (analysis/report_text.cpp, for a terminal), md (the same file: Markdown
+// The reporters: glance (analysis/report_glance.cpp, show's default: one line per effect), table
+// (analysis/report_text.cpp, for a terminal; show --verbose), md (the same file: Markdown
 // for a CI comment or a job summary), json (analysis/report_json.cpp) and junit
 // (analysis/report_junit.cpp, check only, for a CI's test view).
 #pragma once
@@ -46,5 +47,8 @@ const Reporter& table_reporter();
 const Reporter& markdown_reporter();
 const Reporter& json_reporter();
 const Reporter& junit_reporter();
+// `show`'s default, a run at a glance (analysis/report_glance.cpp; show asks for it directly, it
+// has no --format); with `colour`, the verdicts in colour (for a terminal that wants it).
+const Reporter& glance_reporter(bool colour);
 
 }  // namespace tunebench::reporters

@@ -193,12 +193,16 @@ Subcommand add_show(CLI::App& app) {
   auto o = make<ShowOptions>();
   auto* cmd = app.add_subcommand(
       "show",
-      "Show a run: per experiment the arms' medians and spread, the effect with its "
-      "interval and verdict, the claim, and the evidence that the settings took effect");
+      "Show a run at a glance: one line per effect with its interval and verdict and the claim "
+      "with its sources, grouped by verdict; the controls; what was not applicable. --verbose: "
+      "per experiment the arms' medians and spread and the evidence that the settings took "
+      "effect");
   cmd->add_option("run", o->run, "run uuid (or a unique prefix) or 'latest'")
       ->capture_default_str();
   add_db(cmd, o->db);
   cmd->add_flag("--json", o->json, "print JSON");
+  cmd->add_flag("-v,--verbose", o->verbose,
+                "every experiment whole: arms, medians, spreads, evidence, notes");
   return {cmd, [o] { return show_command(*o); }};
 }
 

@@ -39,6 +39,7 @@ struct ShowOptions {
   std::string db = kDefaultDatabase;
   std::string run = "latest";
   bool json = false;
+  bool verbose = false;  // every experiment's arms, spreads and evidence
 };
 int show_command(const ShowOptions& options);
 

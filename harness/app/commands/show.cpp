@@ -1,4 +1,7 @@
 // `tunebench show`: one stored run, analysed; and open_existing, which every reading command uses.
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -17,8 +20,11 @@ storage::Database open_existing(const std::string& path, storage::Database::Acce
 }
 
 int show_command(const ShowOptions& options) {
-  const auto& reporter =
-      reporters::reporter(options.json ? "json" : "table", reporters::Output::run);
+  // Colour on a terminal, never in a pipe or a file, and not where NO_COLOR is set (no-color.org).
+  const bool colour = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  const auto& reporter = options.json      ? reporters::reporter("json", reporters::Output::run)
+                         : options.verbose ? reporters::reporter("table", reporters::Output::run)
+                                           : reporters::glance_reporter(colour);
   const auto db = open_existing(options.db);
   std::cout << reporter.run(analysis::analyze(db, storage::resolve_run(db, options.run)));
   return 0;
