@@ -170,9 +170,7 @@ std::vector<Database::NoiseFloor> Database::noise_floors(const std::string& run_
     // The floors of the run's suite and host, calibrated on the same software stack: the
     // software without the harness's git revision (analysis/check.cpp, stack_fingerprint), so
     // tunebench's own commits keep their calibration; the newest calibration first.
-    std::string columns;
-    for (const auto& c : floor_columns())
-      columns += fmt::format("{}f.{} AS {}", columns.empty() ? "" : ", ", c.name, c.name);
+    const std::string columns = qualified_names(floor_columns(), "f");
     SQLite::Statement query(
         *db_, fmt::format("SELECT {} FROM noise_floors f JOIN runs r ON r.host_id = f.host_id "
                           "AND r.suite_name = f.suite_name JOIN software rs ON rs.id = "

@@ -39,6 +39,15 @@ std::string column_names(const std::vector<C>& columns, const std::string& prefi
   return out;
 }
 
+// "t.a AS a, t.b AS b, …": the columns of table alias `alias` in a join, read back by their names.
+template <class C>
+std::string qualified_names(const std::vector<C>& columns, const std::string& alias) {
+  std::string out;
+  for (const auto& c : columns)
+    out += (out.empty() ? "" : ", ") + alias + "." + c.name + " AS " + c.name;
+  return out;
+}
+
 // CREATE TABLE `table` with the columns of schema version `version` (since <= version): `head`
 // comes first (e.g. "id INTEGER PRIMARY KEY"), `tail` last (e.g. "PRIMARY KEY (a, b)").
 template <class C>

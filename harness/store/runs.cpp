@@ -291,9 +291,7 @@ std::vector<std::string> Database::run_uuids() const {
 
 Database::StoredRun Database::run(const std::string& uuid) const {
   return guarded(path_, "cannot read run " + uuid, [&] {
-    std::string columns;
-    for (const auto& c : run_columns())
-      columns += fmt::format("{}r.{} AS {}", columns.empty() ? "" : ", ", c.name, c.name);
+    const std::string columns = qualified_names(run_columns(), "r");
     SQLite::Statement query(
         *db_, fmt::format("SELECT {}, h.json AS host_json, sw.json AS software_json FROM runs r "
                           "JOIN hosts h ON h.id = r.host_id JOIN software sw ON sw.id = "
