@@ -9,6 +9,7 @@
 
 #include "analysis/check.h"
 #include "analysis/compare_runs.h"
+#include "analysis/effects.h"
 #include "analysis/reporter.h"
 #include "core/hardware.h"
 #include "tests/synthetic_db.h"
@@ -324,3 +325,51 @@ TEST_F(CheckTest, ReferenceRelativeHistoryIsUsedWhereItIsQuieterAndCatchesFivePe
 
 }  // namespace
 }  // namespace tunebench::check
+
+namespace tunebench::analysis {
+namespace {
+
+// A run report of controls only, each with a time effect (ratio, lo, hi).
+RunReport controls(std::vector<std::tuple<std::string, double, double, double, double>> xs) {
+  RunReport report;
+  for (const auto& [knob, slowdown, ratio, lo, hi] : xs) {
+    ExperimentReport x;
+    x.name = knob == "aa" ? "aa.no_grad" : "slow3.no_grad";
+    x.knob = knob;
+    x.slowdown = slowdown;
+    x.effects.push_back({"time", "on vs off",
+                         stats::Effect{ratio, lo, hi, 0.95, 0, stats::Verdict::equivalent, ""}});
+    report.experiments.push_back(std::move(x));
+  }
+  return report;
+}
+
+TEST(Certify, ARunIsCertifiedOnlyWhenItsAANarrowAndCoveringOneAndItsPositiveControlDetected) {
+  // A/A 1.00 [0.99, 1.01] (±1.0 %), +3 % control [1.01, 1.05]: certified.
+  const std::string good = certify(controls({{"no_grad_aa", 0, 1, 1, 1}}));
+  EXPECT_EQ(good, "") << "a run without controls says nothing";
+  const std::string both =
+      certify(controls({{"aa", 0, 1.0, 0.99, 1.0101}, {"slow", 0.03, 1.03, 1.01, 1.05}}));
+  EXPECT_EQ(both.rfind("certified: A/A aa.no_grad 1.000x [0.990, 1.010] ±1.0%", 0), 0u) << both;
+  // An A/A wider than ±2 %: 1.00 [0.97, 1.03] is ±3.0 %.
+  const std::string wide = certify(controls({{"aa", 0, 1.0, 0.97, 1.03}}));
+  EXPECT_EQ(wide.rfind("not certified: A/A aa.no_grad", 0), 0u) << wide;
+  EXPECT_NE(wide.find("wider than ±2%"), std::string::npos) << wide;
+  // An A/A that misses 1, however narrow.
+  const std::string misses = certify(controls({{"aa", 0, 1.02, 1.012, 1.028}}));
+  EXPECT_NE(misses.find("misses 1"), std::string::npos) << misses;
+  // A positive control whose interval includes 1: not detected.
+  const std::string missed =
+      certify(controls({{"aa", 0, 1.0, 0.99, 1.0101}, {"slow", 0.03, 1.02, 0.99, 1.05}}));
+  EXPECT_EQ(missed.rfind("not certified: +3% control slow3.no_grad", 0), 0u) << missed;
+  EXPECT_NE(missed.find("not detected"), std::string::npos) << missed;
+  // A control without an interval cannot certify anything.
+  const std::string none = certify(controls({{"aa", 0, NAN, NAN, NAN}}));
+  EXPECT_EQ(none, "not certified: A/A aa.no_grad has no interval");
+  RunReport report = controls({{"aa", 0, 1.0, 0.97, 1.03}});
+  report.certification = certify(report);
+  EXPECT_TRUE(not_certified(report));
+}
+
+}  // namespace
+}  // namespace tunebench::analysis

@@ -544,12 +544,35 @@ TEST(Run, APairedExperimentSamplesOnUntilSettledOrAtItsMostWorkers) {
   }
   EXPECT_EQ(stored.note.rfind(fmt::format("paired: {} workers,", estimate.workers), 0), 0u)
       << stored.note;
+  std::filesystem::remove_all(dir);
+}
 
-  // A spent run budget adds nothing: the planned workers only.
+// The controls keep their budget: with the run's budget spent before anything runs, the A/A
+// (listed second) still runs first and samples on within its own budget_s to its max_workers
+// (a ±0.1 % target no tiny interval reaches), while the experiment keeps its planned workers and
+// says why it stopped; both stops are stored with the run.
+TEST(Run, TheControlsRunFirstAndKeepTheirBudgetWhenTheRunsBudgetIsSpent) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunebench-budget-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "budget_controls");
   options.budget_s = 1e-9;
   ASSERT_EQ(orchestrator::run(options), 0);
-  uuid = *db.latest_run_uuid();
-  EXPECT_EQ(checked_workers(db.trials(uuid)), 3);
+  storage::Database db(options.db_path);
+  const std::string uuid = *db.latest_run_uuid();
+  const auto trials = db.trials(uuid);
+  ASSERT_FALSE(trials.empty());
+  EXPECT_EQ(trials.front().spec.experiment, "aa.no_grad.resnet50-tiny-infer");
+  EXPECT_EQ(checked_workers(db.trials(uuid, "aa.no_grad.resnet50-tiny-infer")), 5);
+  EXPECT_EQ(checked_workers(db.trials(uuid, "no_grad.resnet50-tiny-infer")), 3);
+  const auto sampling = db.run(uuid).sampling;
+  ASSERT_TRUE(sampling.is_object()) << sampling;
+  std::map<std::string, std::string> stops;
+  for (const auto& s : sampling["paired"]) stops[s["experiment"]] = s["stop"];
+  EXPECT_EQ(stops["aa.no_grad.resnet50-tiny-infer"], "not settled: max_workers 5 reached");
+  EXPECT_NE(
+      stops["no_grad.resnet50-tiny-infer"].find("do not fit in the 0s left of the run's budget"),
+      std::string::npos)
+      << stops["no_grad.resnet50-tiny-infer"];
   std::filesystem::remove_all(dir);
 }
 

@@ -452,8 +452,19 @@ TEST_F(StorageTest, StorageRefusesSomeoneElsesDatabase) {
 
 // Turns a current file into what schema version 5 wrote: without reference times and relative
 // noise.
+// Turns a current file into what schema version 8 wrote: runs without their certification and
+// how they spent their budget.
+void downgrade_to_v8(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  for (const auto& c : run_columns()) {
+    if (c.since == 9) raw.exec("ALTER TABLE runs DROP COLUMN " + c.name);
+  }
+  raw.exec("PRAGMA user_version = 8;");
+}
+
 // Turns a current file into what schema version 7 wrote: no recommendations.
 void downgrade_to_v7(const std::string& path) {
+  downgrade_to_v8(path);
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   raw.exec("DROP TABLE tunings");
   for (const auto& c : trial_columns()) {

@@ -43,4 +43,12 @@ RunState run_state(const storage::Database::StoredRun& run, const liveness::Here
   return state;
 }
 
+std::string certification_line(const std::string& certification) {
+  if (certification.empty()) return "";
+  const auto why = certification.substr(certification.find(": ") + 2);
+  return not_certified(certification)
+             ? "NOT CERTIFIED by its controls, nor any verdict of this run: " + why
+             : "certified by its controls: " + why;
+}
+
 }  // namespace tunebench::analysis

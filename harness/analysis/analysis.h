@@ -74,7 +74,18 @@ struct RunReport {
   // The noise floors calibrated for this run's suite, host and software (tunebench calibrate).
   std::vector<storage::Database::NoiseFloor> floors;
   std::vector<storage::Database::Finding> findings;  // what tunebench check stored for it
+  // Whether its controls certify the run (analysis/effects.h, certify); empty without controls.
+  std::string certification;
 };
+
+// A run whose controls do not certify it: its every verdict is marked so.
+inline bool not_certified(const std::string& certification) {
+  return certification.rfind("not certified", 0) == 0;
+}
+inline bool not_certified(const RunReport& report) { return not_certified(report.certification); }
+// The line that heads show and check: "certified by its controls: …" or "NOT CERTIFIED by its
+// controls, nor any verdict of this run: …"; empty without controls.
+std::string certification_line(const std::string& certification);
 
 // The run's report: its trials' structure (arms, counts, evidence, problems) with the numbers
 // stored for it (analysis/effects.h); a run without stored numbers (still running) is computed

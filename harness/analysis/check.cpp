@@ -205,6 +205,7 @@ Report check(const storage::Database& db, const Options& options) {
   report.threshold = options.threshold;
   report.false_alarm = options.false_alarm;
   const auto run = db.run(report.run_uuid);
+  report.certification = run.certification;
   report.baseline_uuids = baseline_runs(db, run, options.baseline, options.across_software);
   if (report.baseline_uuids.empty() && options.baseline.rfind("run:", 0) != 0) {
     // Not a regression and not bad input: the history of this machine starts here.

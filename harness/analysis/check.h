@@ -109,6 +109,9 @@ struct Report {
   std::vector<std::string> stopped_helping;  // "knob experiment: helps → no measurable effect"
   double flag_level = 0;
   bool confirmed = false;  // stage 2 ran for the flagged benchmarks (--confirm-with)
+  // Whether the run's own controls certify it (analysis/effects.h, certify); empty without
+  // controls. The check's findings stand either way; a run not certified says so first.
+  std::string certification;
   bool regressed() const;
   bool unknown() const;  // some benchmark's stage 2 could not decide, none regressed
   // What `regressions` stores: regressions, step changes and knobs that stopped helping.

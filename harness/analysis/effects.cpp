@@ -461,12 +461,56 @@ std::vector<NamedEffect> factorial_effects(const std::vector<std::string>& cells
   return out;
 }
 
+std::string certify(const RunReport& report) {
+  std::vector<std::string> held, failed;
+  for (const auto& x : report.experiments) {
+    const bool aa = x.knob == "aa";
+    if (!aa && x.slowdown <= 0) continue;
+    const std::string what =
+        aa ? "A/A " + x.name : fmt::format("+{:g}% control {}", 100 * x.slowdown, x.name);
+    const NamedEffect* time = nullptr;
+    for (const auto& e : x.effects)
+      if (e.metric == "time") time = &e;
+    const bool interval = time && std::isfinite(time->effect.lo) &&
+                          std::isfinite(time->effect.hi) && time->effect.lo > 0;
+    if (!interval) {
+      failed.push_back(what + " has no interval");
+      continue;
+    }
+    const stats::Effect& e = time->effect;
+    const double half_width = std::sqrt(e.hi / e.lo) - 1;
+    const std::string shown =
+        fmt::format("{:.3f}x [{:.3f}, {:.3f}] ±{:.1f}%", e.ratio, e.lo, e.hi, 100 * half_width);
+    if (aa && !(e.lo <= 1 && 1 <= e.hi)) {
+      failed.push_back(fmt::format("{} {} misses 1", what, shown));
+    } else if (aa && half_width > kCertifiedWidth) {
+      failed.push_back(
+          fmt::format("{} {} is wider than ±{:g}%", what, shown, 100 * kCertifiedWidth));
+    } else if (!aa && !(e.lo > 1)) {
+      failed.push_back(fmt::format("{} {} not detected", what, shown));
+    } else {
+      held.push_back(fmt::format("{} {}", what, shown));
+    }
+  }
+  if (held.empty() && failed.empty()) return "";
+  auto listed = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size() && i < 3; ++i) out += (i ? "; " : "") + items[i];
+    if (items.size() > 3) out += fmt::format("; and {} more", items.size() - 3);
+    return out;
+  };
+  return failed.empty() ? "certified: " + listed(held) : "not certified: " + listed(failed);
+}
+
 RunReport compute_report(const storage::Database& db, const std::string& run_uuid) {
-  return collect(db, run_uuid, true);
+  RunReport report = collect(db, run_uuid, true);
+  report.certification = certify(report);
+  return report;
 }
 
 storage::Database::RunEffects to_stored(const RunReport& report) {
   Stored::RunEffects out;
+  out.certification = report.certification;
   for (const auto& x : report.experiments) {
     for (const auto& a : x.arms) {
       Stored::ArmSummary s;
@@ -503,6 +547,7 @@ storage::Database::RunEffects to_stored(const RunReport& report) {
 }
 
 void apply_stored(RunReport& report, const storage::Database::RunEffects& stored) {
+  report.certification = stored.certification;
   for (auto& x : report.experiments) {
     for (auto& a : x.arms) {
       for (const auto& s : stored.arms) {

@@ -20,6 +20,14 @@ RunReport compute_report(const storage::Database& db, const std::string& run_uui
 storage::Database::RunEffects to_stored(const RunReport& report);
 void apply_stored(RunReport& report, const storage::Database::RunEffects& stored);
 
+// Whether the run's controls certify it, from their time effects: every A/A control's interval
+// covers 1 and is within ±kCertifiedWidth (the "no effect beyond ±2 %" margin, which an A/A
+// wider than it cannot support), and every positive control's excludes 1 (detected). "certified:
+// …" with the controls' intervals, "not certified: …" with what failed, or empty for a run
+// without controls.
+inline constexpr double kCertifiedWidth = 0.02;
+std::string certify(const RunReport& report);
+
 // Computes the run's numbers and stores them, replacing earlier ones.
 void store_effects(storage::Database& db, const std::string& run_uuid);
 

@@ -69,6 +69,7 @@ class GlanceReporter : public Reporter {
                     report.state.shown.empty() ? report.run.status : report.state.shown,
                     r.host.value("hostname", "?"), r.software.value("libtorch_build", "?"));
     if (!report.state.resume.empty()) out += "resume with: " + report.state.resume + "\n";
+    out += certification(report);
     out += controls(report);
     out += effects(report);
     out += not_applicable(report);
@@ -87,6 +88,16 @@ class GlanceReporter : public Reporter {
   std::string paint(const std::string& text, stats::Verdict v) const {
     const char* c = colour_of(v);
     return colour_ && *c ? std::string(c) + text + "\033[0m" : text;
+  }
+
+  // Whether the controls certify the run, first: a run they do not certify has every verdict
+  // marked so.
+  std::string certification(const analysis::RunReport& report) const {
+    if (report.certification.empty()) return "";
+    const bool failed = analysis::not_certified(report);
+    const std::string line = analysis::certification_line(report.certification);
+    return (colour_ ? paint(line, failed ? stats::Verdict::hurts : stats::Verdict::helps) : line) +
+           "\n";
   }
 
   // The controls first: they say whether the rest of the run can be trusted.
@@ -133,7 +144,8 @@ class GlanceReporter : public Reporter {
     }
     std::string out;
     for (const auto& [rank, group] : groups) {
-      out += fmt::format("{} ({}):\n", group.first, group.second.size());
+      out += fmt::format("{} ({}{}):\n", group.first, group.second.size(),
+                         analysis::not_certified(report) ? ", run not certified" : "");
       for (const auto& l : group.second) {
         out += fmt::format("  {:<{}}  {}{}  {}\n", l.name, name_width, paint(l.effect, l.verdict),
                            std::string(effect_width - l.effect.size(), ' '), l.claim);

@@ -79,6 +79,7 @@ std::string TextReporter::check_header(const check::Report& r) const {
       "floor's critical ratio; detectable = smallest slowdown found 80 % of the time\n",
       md_ ? "**tunebench check** " : "", r.run_uuid, r.baseline_uuids.size(), 100 * r.threshold,
       100 * r.false_alarm, 100 * r.per_benchmark_false_alarm, 100 * r.flag_level);
+  if (!r.certification.empty()) out += analysis::certification_line(r.certification) + "\n";
   out += r.calibrated
              ? "noise floors: calibrated (tunebench calibrate)\n"
              : "noise floors: not calibrated on this host and software — only each "
@@ -392,6 +393,8 @@ std::string experiment_text(const analysis::ExperimentReport& x) {
 
 std::string TableReporter::run(const analysis::RunReport& report) const {
   std::string out = run_header(report);
+  if (!report.certification.empty())
+    out += analysis::certification_line(report.certification) + "\n";
   for (const auto& x : report.experiments) out += experiment_text(x);
   if (!report.findings.empty()) {
     out += "\nfound by tunebench check:\n";

@@ -104,9 +104,12 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--filter", o->filter,
                   "run only experiments whose name matches this regular expression");
   cmd->add_option("--budget", o->budget_s,
-                  "seconds: once the run has taken this long, paired experiments stop adding "
-                  "workers to reach ±2% (they say so: 'not precise enough'); every planned trial "
-                  "still runs. Default: no run budget, each experiment's budget_s alone")
+                  "seconds for the whole run: every planned trial runs (the controls first, "
+                  "sampling on within their own budget_s whatever this says), then the time left "
+                  "goes two workers at a time to the paired experiments whose interval shrinks "
+                  "most per second toward ±2%; one that cannot get there in the time left stops "
+                  "early and says what it would need. Default: no run budget, each experiment "
+                  "samples on within its own budget_s and max_workers")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option_function<std::string>(
          "--ranks", [o](const std::string& how) { o->ranks_over_srun = how == "srun"; },

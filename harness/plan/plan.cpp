@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <regex>
 
 #include "knobs/cuda.h"
@@ -124,10 +125,16 @@ std::vector<TrialSpec> trials(const Plan& plan, const std::string& filter) {
         fmt::format("--filter '{}' is not a valid regular expression: {}", filter, e.what()));
   }
   std::vector<TrialSpec> trials;
-  uint64_t experiment_seed = 1;
   bool matched = false;
-  for (const auto& [x, not_applicable] : plan.experiments) {
-    ++experiment_seed;
+  // The controls (A/A, positive) first, so that no budget spent before them can starve them;
+  // each experiment keeps the seed of its place in the suite.
+  std::vector<size_t> order(plan.experiments.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_partition(order.begin(), order.end(),
+                        [&](size_t i) { return plan.experiments[i].experiment.is_control(); });
+  for (size_t index : order) {
+    const auto& [x, not_applicable] = plan.experiments[index];
+    const uint64_t experiment_seed = index + 2;
     if (!filter.empty() && !std::regex_search(x.name, pattern)) continue;
     matched = true;
     if (!not_applicable.empty()) continue;

@@ -118,8 +118,10 @@ struct Experiment {
   // here: the workers' spread of GPT tiny training fell from 15.9 to 12.9 %,
   // bench/offset_study.py).
   bool heap_offset_per_pair = true;
-  bool aa = false;             // an A/A control: both arms run the knob's ON setting
-  int slowdown = 0;            // a positive control: the ON arm PCT % slower (knobs.h)
+  bool aa = false;   // an A/A control: both arms run the knob's ON setting
+  int slowdown = 0;  // a positive control: the ON arm PCT % slower (knobs.h)
+  // The run's controls come first and keep their own budget_s, whatever the run's budget.
+  bool is_control() const { return aa || slowdown > 0; }
   std::string device = "cpu";  // "cpu" or "cuda" (the "device" field; CUDA-only knobs imply it)
 };
 

@@ -30,8 +30,10 @@ struct RunOptions {
   bool quiet = false;
   std::string command_line;
   std::string resume;  // a run to finish: only its missing trials run (suite_path unused)
-  // Seconds of the whole run after which no paired experiment samples beyond its planned workers
-  // (its own budget_s still applies before); 0: no run budget. The planned trials all run.
+  // Seconds for the whole run (0: no run budget). The planned trials all run, controls first;
+  // then the time left goes, two workers at a time, to the paired experiments where it settles
+  // most (run/allocator.h), their own budget_s aside; the controls keep their budget_s whatever
+  // is left (run/run_loop.h).
   double budget_s = 0;
   // The program that runs `worker`: this binary itself by default, started through a hard link
   // made when the run starts (run/launch_paths.h), which stays this very binary even if a

@@ -14,6 +14,7 @@
 #include "core/liveness.h"
 #include "core/multiproc.h"
 #include "knobs/knobs.h"
+#include "run/allocator.h"
 #include "run/trial_unit.h"
 #include "run/worker_result.h"
 
@@ -36,8 +37,8 @@ SamplingMap sampling_of(const plan::Plan& plan) {
   SamplingMap out;
   for (const auto& [x, not_applicable] : plan.experiments) {
     if (x.design != "processes")
-      out[x.name] = {x.budget_s,   x.max_workers, x.target,
-                     x.confidence, x.decide,      x.heap_offset_per_pair};
+      out[x.name] = {x.budget_s, x.max_workers,          x.target,      x.confidence,
+                     x.decide,   x.heap_offset_per_pair, x.is_control()};
   }
   return out;
 }
@@ -158,6 +159,60 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
 // stops it is said; an experiment left wider than the target is stored as "not precise enough
 // (±x %)" unless its interval excludes 1. `off` and `on` are the experiment's last planned worker:
 // the new workers are copies of it. False when the run must stop (as run_unit).
+RunLoop::Now RunLoop::now(const TrialSpec& off, const stats::paired::Options& target) {
+  Now at;
+  const auto stored = db_.trials(run_uuid_, off.experiment);
+  at.effect = analysis::paired_time_estimate(stored, off.experiment, target);
+  for (const auto& t : stored) at.workers = std::max(at.workers, t.spec.process_index + 1);
+  at.seconds = experiment_seconds_[off.experiment];
+  // Fewer workers with kept pairs than an interval needs: no width to speak of yet.
+  at.has_interval = std::isfinite(at.effect.lo) && std::isfinite(at.effect.hi) && at.effect.lo > 0;
+  at.width = at.has_interval ? fmt::format("±{:.1f}%", 100 * at.effect.half_width) : "no interval";
+  if (at.has_interval && target.confidence != 0.95) {
+    at.width += fmt::format(" ({:g} % interval)", 100 * target.confidence);
+  }
+  return at;
+}
+
+void RunLoop::note_stop(const std::string& experiment, const Now& at, const std::string& stop) {
+  stops_.push_back({{"experiment", experiment},
+                    {"workers", at.workers},
+                    {"seconds", std::round(at.seconds * 10) / 10},
+                    {"half_width", at.has_interval ? nlohmann::json(at.effect.half_width)
+                                                   : nlohmann::json(nullptr)},
+                    {"stop", stop}});
+  say(fmt::format("{}: {} at {} after {} workers, {:.0f}s", experiment, stop, at.width, at.workers,
+                  at.seconds));
+}
+
+// Two more workers of a paired experiment: one OFF-first, one ON-first, so the order stays
+// balanced; copies of `off` and `on`, its last planned worker's arms.
+bool RunLoop::add_two_workers(const TrialSpec& off, const TrialSpec& on, int workers) {
+  for (int k = 0; k < 2 && !g_interrupted; ++k) {
+    std::vector<TrialSpec> unit{off, on};
+    for (TrialSpec& t : unit) {
+      t.process_index = workers + k;
+      t.pairing.on_first = t.process_index % 2 == 1;
+      t.sequence = next_sequence_++;
+    }
+    ++added_;
+    if (!run_unit(unit, {fmt::format("+{}", 2 * added_ - 1), fmt::format("+{}", 2 * added_)}))
+      return false;
+  }
+  return !g_interrupted;
+}
+
+// Sampling on (issue #14, "stop on precision"): after a paired experiment's planned workers, two
+// more workers at a time until its interval is within its target, ±2 % by default
+// (stats::paired::settled: the width only, never the estimate), or its workers have taken its
+// budget_s, or it has max_workers, or the run's --budget is spent (never for a control). With
+// decide_pct (stage 2 of the check), it also stops at the first of its fixed looks whose
+// interval decides, every interval then at the look level (detect::decision_looks), and settles
+// only from its first look on; resident pairs settle only from detect::kResidentSettleFrom
+// workers on (detect::may_settle). What stops it is said; an experiment left wider than the
+// target is stored as "not precise enough (±x %)" unless its interval excludes 1. `off` and `on`
+// are the experiment's last planned worker: the new workers are copies of it. False when the run
+// must stop (as run_unit).
 bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
   const auto found = sampling_.find(off.experiment);
   if (found == sampling_.end()) return true;
@@ -169,17 +224,9 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
     stats::paired::Options target;
     target.target = limits.target;
     target.confidence = looks ? looks->confidence : limits.confidence;
-    const auto stored = db_.trials(run_uuid_, off.experiment);
-    const stats::paired::Effect e = analysis::paired_time_estimate(stored, off.experiment, target);
-    int workers = 0;
-    for (const auto& t : stored) workers = std::max(workers, t.spec.process_index + 1);
-    const double spent = experiment_seconds_[off.experiment];
-    // Fewer workers with kept pairs than an interval needs: no width to speak of yet.
-    const bool has_interval = std::isfinite(e.lo) && std::isfinite(e.hi) && e.lo > 0;
-    std::string width = has_interval ? fmt::format("±{:.1f}%", 100 * e.half_width) : "no interval";
-    if (has_interval && target.confidence != 0.95) {
-      width += fmt::format(" ({:g} % interval)", 100 * target.confidence);
-    }
+    const Now at = now(off, target);
+    const stats::paired::Effect& e = at.effect;
+    const int workers = at.workers;
     std::string stop;
     const bool look = looks && detect::at_look(*looks, looked_at, workers);
     looked_at = workers;
@@ -195,16 +242,15 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
       stop = "not sampled on: no worker has both arms ok";
     } else if (limits.budget_s <= 0) {
       stop = "not settled (budget_s 0: the planned workers only)";
-    } else if (spent >= limits.budget_s) {
+    } else if (at.seconds >= limits.budget_s) {
       stop = fmt::format("not settled: its budget_s of {:g}s is spent", limits.budget_s);
     } else if (workers + 2 > limits.max_workers) {
       stop = fmt::format("not settled: max_workers {} reached", limits.max_workers);
-    } else if (options_.budget_s > 0 && elapsed() >= options_.budget_s) {
+    } else if (!limits.control && options_.budget_s > 0 && elapsed() >= options_.budget_s) {
       stop = fmt::format("not settled: the run's --budget of {:g}s is spent", options_.budget_s);
     }
     if (!stop.empty()) {
-      say(fmt::format("{}: {} at {} after {} workers, {:.0f}s", off.experiment, stop, width,
-                      workers, spent));
+      note_stop(off.experiment, at, stop);
       return true;
     }
     const std::string early = narrow
@@ -212,19 +258,90 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
                                                 detect::settles_from(looks, off.pairing.resident))
                                   : "";
     say(fmt::format("{}: {}{} after {} workers ({:.0f}s of {:g}s): two more workers",
-                    off.experiment, width, early, workers, spent, limits.budget_s));
-    for (int k = 0; k < 2 && !g_interrupted; ++k) {
-      std::vector<TrialSpec> unit{off, on};
-      for (TrialSpec& t : unit) {
-        t.process_index = workers + k;
-        t.pairing.on_first = t.process_index % 2 == 1;
-        t.sequence = next_sequence_++;
-      }
-      ++added_;
-      if (!run_unit(unit, {fmt::format("+{}", 2 * added_ - 1), fmt::format("+{}", 2 * added_)}))
-        return false;
+                    off.experiment, at.width, early, workers, at.seconds, limits.budget_s));
+    if (!add_two_workers(off, on, workers)) return false;
+  }
+}
+
+// The run's budget, once every planned trial has run: two workers at a time to the waiting
+// experiment the allocator chooses (run/allocator.h), until it chooses none. False when the run
+// must stop (as run_unit).
+bool RunLoop::spend_budget() {
+  planned_done_at_ = elapsed();
+  say(
+      fmt::format("every planned trial ran in {}; {:.0f}s of the run's budget of {:g}s left for "
+                  "the {} paired experiments not yet settled",
+                  duration(planned_done_at_), std::max(options_.budget_s - planned_done_at_, 0.0),
+                  options_.budget_s, waiting_.size()));
+  std::vector<bool> done(waiting_.size(), false);
+  for (;;) {
+    std::vector<allocation::Standing> standings;
+    std::vector<Now> nows;
+    for (const auto& [off, on] : waiting_) {
+      const Sampling& limits = sampling_.at(off.experiment);
+      stats::paired::Options target;
+      target.target = limits.target;
+      target.confidence = limits.confidence;
+      nows.push_back(now(off, target));
+      const Now& at = nows.back();
+      allocation::Standing s;
+      s.experiment = off.experiment;
+      s.workers = at.workers;
+      s.planned = off.process_index + 1;
+      s.most_workers = limits.max_workers;
+      s.settles_from = detect::settles_from(std::nullopt, off.pairing.resident);
+      s.seconds = at.seconds;
+      s.half_width = at.has_interval ? at.effect.half_width : NAN;
+      s.log_sd = at.effect.between_worker_sd;
+      s.target = limits.target;
+      s.confidence = limits.confidence;
+      s.settled = stats::paired::settled(at.effect, target) &&
+                  detect::may_settle(std::nullopt, at.workers, off.pairing.resident);
+      standings.push_back(s);
     }
-    if (g_interrupted) return false;
+    const allocation::Decision d =
+        allocation::decide(standings, done, options_.budget_s - elapsed());
+    for (const auto& [i, why] : d.stopped) {
+      done[i] = true;
+      note_stop(waiting_[i].first.experiment, nows[i], why);
+    }
+    if (!d.next) return true;
+    const auto& [off, on] = waiting_[*d.next];
+    say(
+        fmt::format("{}: {} after {} workers ({:.0f}s), {:.0f}s of the run's budget left: two "
+                    "more workers",
+                    off.experiment, nows[*d.next].width, nows[*d.next].workers,
+                    nows[*d.next].seconds, options_.budget_s - elapsed()));
+    if (!add_two_workers(off, on, nows[*d.next].workers)) return false;
+  }
+}
+
+// What the run spent, stored with it: the budget, when the planned trials were done, and how
+// each paired experiment's sampling ended; printed as a summary.
+void RunLoop::store_sampling() {
+  if (stops_.empty()) return;
+  int settled = 0;
+  for (const auto& s : stops_) settled += s["stop"].get<std::string>().rfind("settled", 0) == 0;
+  nlohmann::json seconds = nlohmann::json::object();
+  for (const auto& [experiment, s] : experiment_seconds_)
+    seconds[experiment] = std::round(s * 10) / 10;
+  const nlohmann::json sampling = {
+      {"budget_s", options_.budget_s > 0 ? nlohmann::json(options_.budget_s) : nlohmann::json()},
+      {"planned_done_s",
+       planned_done_at_ >= 0 ? nlohmann::json(std::round(planned_done_at_)) : nlohmann::json()},
+      {"elapsed_s", std::round(elapsed())},
+      {"workers_added", added_},
+      {"paired", stops_},
+      {"seconds", seconds}};
+  say(fmt::format("sampling: {} of {} paired experiments settled, {} workers added{}", settled,
+                  stops_.size(), added_,
+                  options_.budget_s > 0 ? fmt::format(", {} of the run's budget of {:g}s spent",
+                                                      duration(elapsed()), options_.budget_s)
+                                        : ""));
+  try {
+    db_.store_sampling(run_uuid_, sampling);
+  } catch (const storage::StorageError& e) {
+    std::cerr << "tunebench: warning: " << e.what() << " (every trial is stored)\n";
   }
 }
 
@@ -264,8 +381,19 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
     i += unit.size() - 1;
     // The experiment's last planned worker: sample on until it is settled.
     const bool last = i + 1 == trials.size() || trials[i + 1].experiment != t.experiment;
-    if (go_on && unit.size() == 2 && last) go_on = sample_on(unit[0], unit[1]);
+    if (go_on && unit.size() == 2 && last) {
+      const auto rules = sampling_.find(t.experiment);
+      const bool waits = options_.budget_s > 0 && rules != sampling_.end() &&
+                         !rules->second.control && rules->second.decide <= 0;
+      if (waits) {
+        waiting_.emplace_back(unit[0], unit[1]);
+      } else {
+        go_on = sample_on(unit[0], unit[1]);
+      }
+    }
   }
+  if (go_on && !g_interrupted && !waiting_.empty()) go_on = spend_budget();
+  if (!failed_to_store_) store_sampling();
   if (failed_to_store_) {
     // Said already, with the resume command; a store that cannot take a trial (a full disk)
     // may not take this either: the run then stays "running", and its dead orchestrator makes

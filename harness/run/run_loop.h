@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/paired.h"
 #include "core/records.h"
 #include "plan/plan.h"
 #include "run/orchestrator.h"
@@ -29,6 +30,7 @@ struct Sampling {
   double confidence = 0.95;        // of the interval whose half-width it is
   double decide = 0;               // > 0: stop at the first look that decides (suite.h, decide_pct)
   bool shared_heap_offset = true;  // suite.h, heap_offset
+  bool control = false;            // an A/A or positive control: the run's budget never stops it
 };
 using SamplingMap = std::map<std::string, Sampling>;
 
@@ -38,6 +40,11 @@ SamplingMap sampling_of(const plan::Plan& plan);
 // The run loop: runs the run's missing trials into `db`, checks (evidence, guard) and stores
 // each, samples every paired experiment on until it is settled or out of budget, reports
 // progress, and stops cleanly on an interrupt or a storage error without losing what was stored.
+// Without a run budget each paired experiment samples on right after its planned workers, within
+// its own budget_s and max_workers. With one (--budget), the controls still do (their budget_s
+// is theirs, whatever the run's), and decide_pct experiments too (their looks are fixed); every
+// other paired experiment waits until all planned trials have run, and the time left of the
+// run's budget then goes where it settles most (run/allocator.h), without budget_s.
 class RunLoop {
  public:
   // `failed`, `invalid` count trials stored before (a resumed run); `guard_reference` the
@@ -57,6 +64,20 @@ class RunLoop {
   void report(const TrialSpec& t, const TrialResult& r, const std::string& position) const;
   bool run_unit(const std::vector<TrialSpec>& unit, const std::vector<std::string>& positions);
   bool sample_on(const TrialSpec& off, const TrialSpec& on);
+  bool add_two_workers(const TrialSpec& off, const TrialSpec& on, int workers);
+  bool spend_budget();
+  // Where a paired experiment stands: its effect now, its workers and the time they took.
+  struct Now {
+    stats::paired::Effect effect;
+    int workers = 0;
+    double seconds = 0;
+    bool has_interval = false;
+    std::string width;  // "±1.8%", "no interval"
+  };
+  Now now(const TrialSpec& off, const stats::paired::Options& target);
+  // Records how a paired experiment's sampling ended (stored with the run: runs.sampling).
+  void note_stop(const std::string& experiment, const Now& at, const std::string& stop);
+  void store_sampling();
 
   storage::Database& db_;
   const std::string run_uuid_;
@@ -69,6 +90,10 @@ class RunLoop {
   std::map<std::string, double> experiment_seconds_;  // worker time spent, by experiment
   int next_sequence_ = 0;  // for the workers sampling adds beyond the plan
   int added_ = 0;          // workers sampling added
+  // With a run budget: the paired experiments waiting for it (their last planned worker's arms).
+  std::vector<std::pair<TrialSpec, TrialSpec>> waiting_;
+  nlohmann::json stops_ = nlohmann::json::array();  // note_stop's, in order
+  double planned_done_at_ = -1;                     // elapsed() when every planned trial had run
   bool failed_to_store_ = false;
   Clock::time_point start_ = Clock::now();
 };

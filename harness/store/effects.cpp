@@ -153,6 +153,14 @@ void Database::store_effects(const std::string& run_uuid, const RunEffects& effe
         rows.exec();
         rows.reset();
       }
+      SQLite::Statement certification(*db_, "UPDATE runs SET certification = ? WHERE uuid = ?");
+      if (effects.certification.empty()) {
+        certification.bind(1);
+      } else {
+        certification.bind(1, effects.certification);
+      }
+      certification.bind(2, run_uuid);
+      certification.exec();
     });
   });
 }
@@ -178,6 +186,10 @@ Database::RunEffects Database::effects(const std::string& run_uuid) const {
       read_row(rows, effect_columns(), e);
       out.effects.push_back(std::move(e));
     }
+    SQLite::Statement run(*db_, "SELECT certification FROM runs WHERE uuid = ?");
+    run.bind(1, run_uuid);
+    if (run.executeStep() && !run.getColumn(0).isNull())
+      out.certification = run.getColumn(0).getString();
     return out;
   });
 }

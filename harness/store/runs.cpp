@@ -104,6 +104,16 @@ std::vector<RunColumn> make_run_columns() {
      [](const Col& c, StoredRunRow& s) {
        if (!c.isNull()) s.orchestrator = parse_column(c, "orchestrator (runs.orchestrator)");
      }},
+    // "certified: …" or "not certified: …" when its effects are stored; NULL without controls
+    {"certification", "TEXT", 9,
+     [](St& st, const char* p, const RunRow&) { st.bind(p); },
+     [](const Col& c, StoredRunRow& s) { s.certification = c.isNull() ? "" : c.getString(); }},
+    // JSON: how the run's budget was spent (run/allocator.h); NULL without a run budget
+    {"sampling", "TEXT", 9,
+     [](St& st, const char* p, const RunRow&) { st.bind(p); },
+     [](const Col& c, StoredRunRow& s) {
+       if (!c.isNull()) s.sampling = parse_column(c, "sampling (runs.sampling)");
+     }},
   };
   // clang-format on
 }
@@ -173,6 +183,16 @@ void Database::finish_run(const std::string& run_uuid, const std::string& status
   });
   if (changed == 0) throw unknown_run(path_, run_uuid);
   write_effects(run_uuid);
+}
+
+void Database::store_sampling(const std::string& run_uuid, const json& sampling) {
+  const int changed = guarded(path_, "cannot store how run " + run_uuid + " spent its budget", [&] {
+    SQLite::Statement update(*db_, "UPDATE runs SET sampling = ? WHERE uuid = ?");
+    update.bind(1, dump(sampling));
+    update.bind(2, run_uuid);
+    return update.exec();
+  });
+  if (changed == 0) throw unknown_run(path_, run_uuid);
 }
 
 void Database::reopen_run(const std::string& run_uuid, const json& orchestrator,

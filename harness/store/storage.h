@@ -31,7 +31,7 @@ struct MergeSource;  // merge.cpp
 
 // The schema this build writes and the newest it reads. Bump it together with a new step in
 // schema.cpp's migration() and a note in results/README.md.
-constexpr int kSchemaVersion = 8;
+constexpr int kSchemaVersion = 9;
 
 // Anything the database refused. sqlite_code() is SQLite's primary result code (e.g. 19,
 // SQLITE_CONSTRAINT) where the error came from SQLite, 0 where it did not.
@@ -117,6 +117,12 @@ class Database {
     // Who runs (or ran) it, core/liveness.h's to_json, with {"gone": {found_at, why}} once a
     // writer found it gone; null where not recorded (before schema version 7, imported records).
     nlohmann::json orchestrator;
+    // Schema version 9. Whether the run's controls certify it (analysis/effects.h, certify):
+    // "certified: …" or "not certified: …"; empty for a run without controls or numbers.
+    std::string certification;
+    // How the run's budget was spent (run/allocator.h): its plan and, per experiment, the
+    // workers, seconds and width it ended with and why it stopped; null without a run budget.
+    nlohmann::json sampling;
   };
   StoredRun run(const std::string& uuid) const;  // StorageError if unknown
 
@@ -190,11 +196,14 @@ class Database {
   struct RunEffects {
     std::vector<ArmSummary> arms;
     std::vector<StoredEffect> effects;
+    std::string certification;  // stored with the run (StoredRun::certification)
     bool empty() const { return arms.empty() && effects.empty(); }
   };
   // Replaces the run's stored effects and summaries (one transaction, or the caller's).
   void store_effects(const std::string& run_uuid, const RunEffects& effects);
   RunEffects effects(const std::string& run_uuid) const;  // empty when none are stored
+  // Stores how the run's budget was spent (StoredRun::sampling), replacing what was there.
+  void store_sampling(const std::string& run_uuid, const nlohmann::json& sampling);
 
   // Computes and stores a run's effects: analysis registers it (analysis/effects.cpp), so that
   // the store, which must not depend on analysis, can have effects computed where runs become

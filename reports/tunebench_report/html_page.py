@@ -63,6 +63,18 @@ def image_html(png: bytes | None, alt: str) -> str:
     return f'<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
 
 
+def certification_html(run) -> str:
+    """Whether the run's controls certify it, before any verdict: a run they do not certify
+    says that none of its verdicts is certified either."""
+    if not run.certification:
+        return ""
+    why = run.certification.split(": ", 1)[-1]
+    if run.not_certified:
+        return (f'<div class="warn"><b>Not certified by its controls, nor any verdict of this run:</b> '
+                f"{esc(why)}</div>")
+    return f'<p class="meta"><b>Certified by its controls:</b> {esc(why)}</p>'
+
+
 def glance_html(report: Report) -> str:
     """The top of the page: the run's experiments grouped by verdict, and check's findings."""
     run = report.run
@@ -107,6 +119,7 @@ def render_html(report: Report, figures: dict) -> str:
             f" · git {esc(run.git_revision[:12])}"
             f" · database {esc(report.db_path)} ({len(report.runs)} run(s) on {len(report.hosts)} host(s))</p>"
         )
+        parts.append(certification_html(run))
         parts.append(glance_html(report))
     else:
         parts.append(f'<p class="meta">Database {esc(report.db_path)}</p>')

@@ -52,6 +52,11 @@ def render_markdown(report: Report, html_path: Path) -> str:
         lines.append(f"Host **{md(run.hostname)}** ({md(run.cpu_model)}, {md(run.cores)} cores) · "
                      f"LibTorch {md(run.libtorch_version)} · git {md(run.git_revision[:7])} · status {md(run.status)}")
         lines.append("")
+        if run.certification:
+            why = md(run.certification.split(": ", 1)[-1])
+            lines.append(f"**Not certified by its controls, nor any verdict of this run:** {why}" if run.not_certified
+                         else f"Certified by its controls: {why}")
+            lines.append("")
         groups = glance_groups(report)
         for verdict in (HELPS, HURTS):
             if groups.get(verdict):

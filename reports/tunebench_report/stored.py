@@ -56,6 +56,13 @@ class RunInfo:
     host_quiet: bool
     host_id: int | None = None
     software_id: int | None = None
+    # Whether the run's controls certify it, as tunebench stored it: "certified: …" or
+    # "not certified: …"; empty without controls (or in a database from before).
+    certification: str = ""
+
+    @property
+    def not_certified(self) -> bool:
+        return self.certification.startswith("not certified")
 
     @property
     def when(self) -> datetime.datetime:
@@ -82,7 +89,7 @@ def load_runs(tables: Tables) -> list[RunInfo]:
             r.get("suite_name") or "", r.get("label") or "", h.get("hostname") or "?",
             h.get("cpu_model") or "?", h.get("cores"), sw.get("libtorch_version") or "?",
             sw.get("git_revision") or r.get("git_revision") or "", bool(r.get("host_quiet")),
-            r.get("host_id"), r.get("software_id"))))
+            r.get("host_id"), r.get("software_id"), r.get("certification") or "")))
     return [run for _, _, run in sorted(runs, key=lambda t: t[:2])]
 
 
