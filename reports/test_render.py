@@ -21,6 +21,7 @@ Environment:
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import json
 import math
@@ -211,6 +212,31 @@ class RenderTest(RenderCase):
         for line in summary.splitlines():
             if line.startswith("| 🟢") or line.startswith("| 🔴") or line.startswith("| ⚪"):
                 self.assertRegex(line, r"\d\.\d+x \\\[\d\.\d+, \d\.\d+\\\]")
+
+    def test_the_runs_certification_comes_first(self):
+        """The page and the summary say what tunebench stored: whether the run's controls certify
+        it, before any verdict; a run they do not certify says its verdicts are not certified."""
+        for db in ("one-run.sqlite", "nightly.sqlite"):
+            certification = show_json(DATABASES / db, "latest")["certification"]
+            self.assertTrue(certification, f"{db}: the generated runs have both controls")
+            _, page, summary = self.render(DATABASES / db, name=f"certification-{db}")
+            why = certification.split(": ", 1)[1]
+            heading = ("Not certified by its controls, nor any verdict of this run:"
+                       if certification.startswith("not certified") else "Certified by its controls:")
+            self.assertIn(heading, page)
+            self.assertIn(html.escape(why), page)
+            self.assertLess(page.index(heading), page.index("1. Claims vs measured"))
+            self.assertIn(heading, summary)
+        # A run whose stored certification says it is not certified shows it so.
+        db = OUT / "not-certified.sqlite"
+        shutil.copyfile(DATABASES / "one-run.sqlite", db)
+        with contextlib.closing(sqlite3.connect(db)) as con, con:
+            con.execute("UPDATE runs SET certification = 'not certified: A/A x 1.010x [0.980, 1.041] ±3.1% "
+                        "is wider than ±2%'")
+        _, page, summary = self.render(db, name="not-certified")
+        self.assertIn('<div class="warn"><b>Not certified by its controls, nor any verdict of this run:</b> '
+                      "A/A x 1.010x [0.980, 1.041] ±3.1% is wider than ±2%</div>", page)
+        self.assertIn("**Not certified by its controls, nor any verdict of this run:**", summary)
 
     def test_nightly_history(self):
         out, page, summary = self.render(DATABASES / "nightly.sqlite")
