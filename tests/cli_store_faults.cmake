@@ -71,10 +71,11 @@ elseif(PART STREQUAL "read_only")
   list(GET uuids 0 first)
   list(GET uuids 1 second)
   file(COPY ${WORK}/make/results.sqlite DESTINATION ${ro}/pub)
-  # The same file at schema version 6 (before runs recorded their orchestrator, and tunings).
+  # The same file at schema version 6 (before runs recorded their orchestrator, tunings, and
+  # their certification and sampling).
   file(COPY ${WORK}/make/results.sqlite DESTINATION ${ro}/old)
   sql(${ro}/old/results.sqlite
-      "DROP TABLE tunings; ALTER TABLE runs DROP COLUMN orchestrator; PRAGMA user_version = 6; PRAGMA user_version" v)
+      "DROP TABLE tunings; ALTER TABLE runs DROP COLUMN orchestrator; ALTER TABLE runs DROP COLUMN certification; ALTER TABLE runs DROP COLUMN sampling; PRAGMA user_version = 6; PRAGMA user_version" v)
   foreach(dir pub old)
     execute_process(COMMAND chmod 444 ${ro}/${dir}/results.sqlite)
     execute_process(COMMAND chmod 555 ${ro}/${dir})
