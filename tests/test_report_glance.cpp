@@ -1,5 +1,5 @@
 // The reporters' default text, a record at a glance (analysis/report_glance.cpp), on records built
-// by hand: check and compare RUN_A RUN_B, one line per effect or finding with its interval,
+// by hand: show, check and compare RUN_A RUN_B, one line per effect or finding with its interval,
 // grouped by verdict or status; colour only when asked for.
 #include <gtest/gtest.h>
 
@@ -120,6 +120,34 @@ TEST(CompareGlance, OneLinePerBenchmarkSlowerFirst) {
                                "benchmark's median times"});
   EXPECT_EQ(text.find(" ms"), std::string::npos) << text;  // the medians are --verbose's
   EXPECT_NE(table_reporter().comparison(c).find("12.000 ms"), std::string::npos);
+}
+
+// A factorial experiment's effects are its contrasts: at a glance each says which cells it
+// compares, beside its interval (without it, three lines of the same name said nothing apart).
+TEST(ShowGlance, FactorialContrastsSayWhatTheyCompare) {
+  analysis::RunReport report;
+  report.run.record.uuid = "0123456789abcdef";
+  report.run.record.suite_name = "smoke";
+  report.run.record.host = {{"hostname", "vm"}};
+  report.run.record.software = {{"libtorch_build", "LibTorch 1.13.0"}};
+  report.run.status = "completed";
+  analysis::ExperimentReport x;
+  x.name = "channels_last+no_grad.resnet50-tiny-infer";
+  x.knob = "factorial";
+  x.effects = {
+      {"time", "main effect of channels_last", effect_of(0.8, 0.69, 0.97, stats::Verdict::helps)},
+      {"time", "interaction channels_last x no_grad",
+       effect_of(0.98, 0.75, 1.46, stats::Verdict::no_effect)}};
+  report.experiments.push_back(x);
+  const std::string text = glance_reporter(false).run(report);
+  expect_lines_in_order(
+      text,
+      {"helps (1):",
+       "  channels_last+no_grad.resnet50-tiny-infer  0.80x [0.69, 0.97] helps                 "
+       "main effect of channels_last",
+       "no measurable effect (1):",
+       "  channels_last+no_grad.resnet50-tiny-infer  0.98x [0.75, 1.46] no measurable effect  "
+       "interaction channels_last x no_grad"});
 }
 
 }  // namespace

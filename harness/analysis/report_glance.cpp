@@ -264,8 +264,11 @@ class GlanceReporter : public Reporter {
       }
       for (const auto& e : x.effects) {
         const std::string metric = e.metric == "time" ? "" : " (" + e.metric + ")";
+        // A factorial's effects are its contrasts: each says which cells it compares.
+        const std::string tail =
+            x.knob == "factorial" ? e.compared + (x.claim.empty() ? "" : ": " + x.claim) : x.claim;
         add(groups, group_rank(e.effect.verdict), verdict_word(e.effect),
-            {x.name + metric, stats::format_effect(e.effect), x.claim, tone_of(e.effect.verdict)});
+            {x.name + metric, stats::format_effect(e.effect), tail, tone_of(e.effect.verdict)});
       }
     }
     std::string out = grouped(groups);
