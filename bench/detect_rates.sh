@@ -35,7 +35,7 @@ print(json.dumps(suite))
 PY
   TUNEBENCH_TEST_FAULTS=1 $tb run --suite "$out/slow$pct.json" --db "$copy" --label slow -q
   status=0
-  $tb check --db "$copy" --baseline last:5 --threshold 0 --no-store > "$out/slow$pct.check" || status=$?
+  $tb check --db "$copy" --baseline last:5 --threshold 0 --no-store --verbose > "$out/slow$pct.check" || status=$?
   found=$(grep -c " regression" "$out/slow$pct.check" || true)
   echo "real slow:$pct run: check exit $status, $found of 4 benchmarks called a regression"
 done

@@ -15,7 +15,9 @@ printed at the start.
 Environment:
   TUNEBENCH_BINARY    path to a built tunebench (default build/debian/tunebench); without one
                       every test that needs a database is skipped
-  TUNEBENCH_TEST_OUT  where outputs go (the screenshot is OUT/screenshot/report.png)
+  TUNEBENCH_TEST_OUT  where outputs go (the screenshot is OUT/screenshot/report.png; the whole page at
+                      1,024 and 1,920 pixels wide OUT/widths-nightly/report-1024.png, …-1920.png,
+                      and the same under OUT/widths-two-hosts/)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 HERE = Path(__file__).resolve().parent
 # The synthetic histories come from bench/generate_history.py (through tunebench): fixtures, not
@@ -42,7 +45,9 @@ sys.path.insert(0, str(HERE))
 
 import generate_history  # noqa: E402
 import render  # noqa: E402
-from tunebench_report.html_page import esc  # noqa: E402
+from tunebench_report import figures  # noqa: E402  (it chooses matplotlib's backend first)
+import matplotlib.text  # noqa: E402
+from tunebench_report.html_page import breakable, esc, figure_html  # noqa: E402
 from tunebench_report.load import open_database  # noqa: E402
 from tunebench_report.markdown_summary import md  # noqa: E402
 from tunebench_report.stored import (HELPS, INSUFFICIENT, Effect, load_check, load_runs, parse_cell,  # noqa: E402
@@ -176,6 +181,14 @@ class TextTest(unittest.TestCase):
         self.assertEqual(parse_cell("a=on,b=off"), {"a": True, "b": False})
         self.assertIsNone(parse_cell("on"))
         self.assertIsNone(parse_cell("a=maybe"))
+
+    def test_markup_that_lets_a_narrow_window_wrap(self):
+        # A figure wraps between its value and its interval, never inside the interval.
+        self.assertEqual(figure_html("812 [799, 826]"), '812 <span class="interval">[799, 826]</span>')
+        self.assertEqual(figure_html("not measured"), "not measured")
+        self.assertEqual(figure_html("<b> [1, 2]"), '&lt;b&gt; <span class="interval">[1, 2]</span>')
+        # A name breaks after its dots, pluses and commas, and is escaped first.
+        self.assertEqual(breakable("a+b.c=on,d=off<x>"), "a+<wbr>b.<wbr>c=on,<wbr>d=off&lt;x&gt;")
 
 
 
@@ -350,7 +363,7 @@ class RenderTest(RenderCase):
             for f in w["hosts"]:
                 for key in ("items_per_second", "items_per_second_per_core", "items_per_currency_unit",
                             "cost_per_million_items"):
-                    self.assertIn(f'<td class="num">{esc(f[key]["text"])}</td>', page)
+                    self.assertIn(f'<td class="num">{figure_html(f[key]["text"])}</td>', page)
                     self.assertRegex(f[key]["text"], r"^[0-9.]+ \[[0-9.]+, [0-9.]+\]$")
                     shown += 1
             for r in w["ranking"]:
@@ -634,6 +647,60 @@ class TunebenchTest(RenderCase):
         self.assertTrue(checks[uuids[9]].findings)
 
 
+# Appended to a copy of the page (the page itself has no script): on load, every element that
+# reaches past the window's left or right edge outside a box that scrolls on its own (the outermost
+# of them only), every box that clips its content sideways (overflow hidden or clip, an ellipsis),
+# and whether the page itself scrolls sideways, written into the page as JSON for --dump-dom.
+WIDTH_PROBE = """
+addEventListener("load", () => {
+  const width = document.documentElement.clientWidth, found = [], flagged = new Set();
+  const name = (el) => el.tagName.toLowerCase() + (el.className ? "." + el.className : "") + " '"
+      + (el.textContent || el.getAttribute("alt") || "").trim().slice(0, 50) + "'";
+  const scrolls = (el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
+  const scrolled = (el) => { for (let p = el.parentElement; p; p = p.parentElement) if (scrolls(p)) return true; return false; };
+  if (document.documentElement.scrollWidth > width)
+    found.push("the page scrolls sideways: " + document.documentElement.scrollWidth + " px in " + width);
+  for (const el of document.body.querySelectorAll("*")) {
+    const box = el.getBoundingClientRect(), style = getComputedStyle(el);
+    if ((box.width || box.height) && (box.right > width + 0.5 || box.left < -0.5) && !scrolled(el)) {
+      flagged.add(el);
+      if (!flagged.has(el.parentElement))
+        found.push(name(el) + " reaches from " + Math.round(box.left) + " to " + Math.round(box.right) + " px");
+    }
+    const clips = ["hidden", "clip"].includes(style.overflowX) || style.textOverflow === "ellipsis";
+    if (clips && el.scrollWidth > el.clientWidth + 1)
+      found.push(name(el) + " clips its content: " + el.scrollWidth + " px in " + el.clientWidth);
+  }
+  const out = document.createElement("pre");
+  out.id = "width-probe";
+  out.textContent = JSON.stringify({width: width, height: document.documentElement.scrollHeight, found: found});
+  document.body.appendChild(out);
+});
+"""
+
+
+def chromium(out: Path, *args: str) -> str:
+    """Headless Chromium on a file of `out` (the last argument), its stdout."""
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", *args],
+                          capture_output=True, text=True, timeout=120, cwd=out)
+    return done.stdout
+
+
+def cut_off(fig) -> list[str]:
+    """What of a matplotlib figure reaches past its edges, cut off in its PNG: each axes with all it
+    draws (title, tick labels, axis labels, legend) and each text and legend of the figure itself."""
+    fig.canvas.draw()  # lays out legends, ticks and labels
+    renderer = fig.canvas.get_renderer()
+    width, height = fig.bbox.width, fig.bbox.height
+    parts = [(f"the axes titled {ax.get_title() or ax.get_title(loc='left')!r}", ax.get_tightbbox(renderer))
+             for ax in fig.axes]
+    parts += [(f"the text {t.get_text()[:60]!r}", t.get_window_extent(renderer)) for t in fig.texts if t.get_text()]
+    parts += [("a legend", legend.get_window_extent(renderer)) for legend in fig.legends]
+    return [f"{what} spans x {box.x0:.0f} to {box.x1:.0f}, y {box.y0:.0f} to {box.y1:.0f} of {width:.0f} x {height:.0f}"
+            for what, box in parts
+            if box is not None and (box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1)]
+
+
 @unittest.skipUnless(CHROMIUM, "chromium is not installed (Debian: apt-get install chromium)")
 class ScreenshotTest(RenderCase):
     def test_screenshot(self):
@@ -652,6 +719,43 @@ class ScreenshotTest(RenderCase):
             & (abs(pixels[:, :, 2] - 0x41 / 255) < 0.05)
         self.assertGreater(int(green.sum()), 2000)
         print(f"\nscreenshot: {shot}", file=sys.stderr)
+
+
+    def test_nothing_cut_off_at_1024_and_1920_pixels(self):
+        """The nightly history (long claims and notes, factorial names, 30 controls) and two hosts
+        side by side (the widest tables: every figure with its interval, prices), in a window 1,024
+        and 1,920 pixels wide: no element past the window's edge, none clipped, no text cut off
+        inside a figure; a screenshot of the whole page at each width for people to look at."""
+        two_hosts = hosts_json(DATABASES / "two-hosts.sqlite", OUT / "widths-two-hosts", "nightly-epyc",
+                               "nightly-xeon", prices={"nightly-epyc": 4.1, "nightly-xeon": 1.9})
+        for name, db, extra in (("nightly", DATABASES / "nightly.sqlite", ()),
+                                ("two-hosts", DATABASES / "two-hosts.sqlite", ("--hosts-json", str(two_hosts)))):
+            cut, png_bytes = [], figures.png_bytes
+
+            def checked_png(fig, cut=cut, png_bytes=png_bytes):
+                cut.extend(cut_off(fig))
+                return png_bytes(fig)
+
+            with mock.patch.object(figures, "png_bytes", checked_png):
+                out, page, _ = self.render(db, *extra, name=f"widths-{name}")
+            self.assertEqual(cut, [], f"{name}: text cut off at the edge of a figure")
+            probe = out / "report-width-probe.html"
+            probe.write_text(page.replace("</body>", f"<script>{WIDTH_PROBE}</script></body>"), encoding="utf-8")
+            for width in (1024, 1920):
+                with self.subTest(report=name, width=width):
+                    dom = chromium(out, f"--window-size={width},2000", "--virtual-time-budget=5000", "--dump-dom",
+                                   probe.as_uri())
+                    start = dom.find('<pre id="width-probe">')
+                    self.assertNotEqual(start, -1, f"the probe wrote nothing; chromium printed:\n{dom[-2000:]}")
+                    found = json.loads(html.unescape(dom[start:].split(">", 1)[1].split("</pre>", 1)[0]))
+                    self.assertGreater(found["width"], width - 20)  # less a scroll bar, if any
+                    self.assertEqual(found["found"], [], f"{name} at {width} pixels: overflows or is cut off")
+                    shot = out / f"report-{width}.png"
+                    shot.unlink(missing_ok=True)
+                    chromium(out, "--hide-scrollbars", f"--screenshot={shot}",
+                             f"--window-size={width},{min(found['height'], 16000)}", (out / "report.html").as_uri())
+                    self.assertTrue(shot.exists(), "chromium wrote no screenshot")
+                    print(f"\nthe whole page at {width} pixels: {shot}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 # tunebench check, calibrate, merge and compare end to end: no baseline is an error (2); clean
 # runs pass (0) before and after calibration; a run whose every step is 10x slower (the test-only
-# "slow:900" fault) is a regression (1) in every format and its finding is stored; merge imports
-# runs once; compare puts two runs side by side.
+# "slow:900" fault) is a regression (1) in every format, at a glance and in the --verbose table,
+# and its finding is stored; merge imports runs once; compare puts two runs side by side, at a
+# glance and in the table.
 # cmake -DTUNEBENCH=<binary> -DSOURCE=<src> -DWORK=<dir> -P cli_check.cmake
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -17,6 +18,26 @@ function(expect_match text pattern what)
   if(NOT text MATCHES "${pattern}")
     message(FATAL_ERROR "${what}: expected /${pattern}/ in:\n${text}")
   endif()
+endfunction()
+
+# expect_glance(TEXT WHAT TITLE LINE HEAD): a glance's group TITLE followed by four lines each
+# matching LINE (the four benchmarks of tests/suites/check.json); no table head HEAD, no colour
+# codes in a pipe, no line over 160 characters, and --verbose named for the rest.
+function(expect_glance text what title line head)
+  string(REPEAT "  ${line}\n" 4 lines)
+  expect_match("${text}" "\n${title}\n${lines}" "${what} at a glance: the four benchmarks under '${title}', each with its interval")
+  string(ASCII 27 escape)
+  if(text MATCHES "${head}" OR text MATCHES "${escape}")
+    message(FATAL_ERROR "${what} at a glance printed the table's head or colour codes:\n${text}")
+  endif()
+  string(REPLACE "\n" ";" rows "${text}")
+  foreach(row IN LISTS rows)
+    string(LENGTH "${row}" n)
+    if(n GREATER 160)
+      message(FATAL_ERROR "${what} at a glance has a line of ${n} characters:\n${row}")
+    endif()
+  endforeach()
+  expect_match("${text}" "--verbose" "${what} at a glance names --verbose")
 endfunction()
 
 run_tb(0 out run --suite tests/suites/check.json --db ${db} --label nightly -q)
@@ -56,6 +77,18 @@ expect_match("${out}" "no regression" "calibrated A/A run")
 run_tb(0 out run --suite tests/suites/check_slow.json --db ${db} --label nightly -q)
 run_tb(1 out check --db ${db} --baseline last:4)
 expect_match("${out}" "REGRESSION" "a 10x slower run")
+# At a glance: every benchmark one line under "regression", its ratio with its interval and
+# stage 1's flag, and none of the table's columns; --verbose and --format table are the table.
+expect_glance("${out}" "check" "regression \\(4\\):"
+              "no_grad\\.[a-z0-9-]+/(off|on) +[0-9.]+x \\[[0-9.]+, [0-9.]+\\] hurts +\\(flagged for stage 2 \\(beyond [0-9.]+x\\)\\)"
+              "benchmark +arm +ratio")
+run_tb(1 verbose check --db ${db} --baseline last:4 --verbose --no-store)
+expect_match("${verbose}" "benchmark +arm +ratio \\[95 % interval\\] +basis \\(σ\\) +flag +floor +detectable +status"
+             "check --verbose: the table")
+run_tb(1 table check --db ${db} --baseline last:4 --format table --no-store)
+if(NOT table STREQUAL verbose)
+  message(FATAL_ERROR "check --format table is not the --verbose table:\n${table}")
+endif()
 run_tb(0 out show --verbose --db ${db})
 expect_match("${out}" "found by tunebench check:\n  regression: slower than the baseline" "stored finding")
 run_tb(1 out check --db ${db} --baseline label:nightly --format junit --no-store)
@@ -70,10 +103,15 @@ run_tb(2 out check --db ${db} --baseline yesterday)
 run_tb(2 out check --db ${db} --baseline last:0)
 run_tb(2 out check --db ${db} --false-alarm 60)
 
-# compare: the slow run against a clean one, per benchmark with its interval.
+# compare: the slow run against a clean one, per benchmark with its interval: at a glance, the
+# four benchmarks under "B slower than A"; --verbose the table with the medians.
 run_tb(0 out compare ${base_run} ${slow_run} --db ${db})
+expect_glance("${out}" "compare" "B slower than A \\(4\\):"
+              "no_grad\\.[a-z0-9-]+/(off|on) +[0-9.]+x \\[[0-9.]+, [0-9.]+\\] hurts" "benchmark +arm +A +B")
+run_tb(0 out compare ${base_run} ${slow_run} --db ${db} --verbose)
 expect_match("${out}" "B / A \\[95 % interval\\]" "compare header")
 expect_match("${out}" "x \\[[0-9.]+, [0-9.]+\\] hurts" "compare: the slow run is slower")
+expect_match("${out}" "[0-9.]+ ms +[0-9.]+ ms" "compare --verbose: the medians")
 run_tb(2 out compare ${base_run} --db ${db})
 run_tb(2 out compare --hosts nosuchhost otherhost --db ${db})
 expect_match("${out}" "no finished run on host 'nosuchhost'" "compare unknown host")

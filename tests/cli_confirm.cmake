@@ -31,7 +31,7 @@ set(ENV{TUNEBENCH_TEST_SLOWDOWN} "no_grad.gpt-tiny-infer/on=30")
 run_tb(0 out run --suite tests/suites/confirm.json --db ${db} --label nightly -q)
 run_tb(2 out check --db ${db} --baseline last:3 --confirm-with ${WORK}/no-such-build)
 run_tb(1 out check --db ${db} --baseline last:3 --confirm-all --confirm-with ${WORK}/last-good
-       --confirm-budget 40 --confirm-workers 3 -q)
+       --confirm-budget 40 --confirm-workers 3 -q --verbose)
 expect("stage 2: every flagged benchmark confirmed" "${out}" "two-stage check")
 expect("REGRESSION: confirmed by a paired A/B against the last-good build" "${out}" "confirmed")
 expect("A/B no_grad.gpt-tiny-infer on: this build / last-good" "${out}" "the A/B line")
@@ -77,5 +77,9 @@ execute_process(COMMAND sqlite3 ${db}
                 OUTPUT_VARIABLE night OUTPUT_STRIP_TRAILING_WHITESPACE)
 run_tb(0 out check --db ${db} --run ${night} --baseline last:3 --threshold 50 --confirm-all
        --confirm-with ${WORK}/last-good --confirm-budget 30 --confirm-workers 3 -q)
-expect("A/B no_grad.gpt-tiny-infer on: this build / last-good" "${out}" "the A/A's A/B")
+# At a glance: each benchmark under "no regression", stage 1's ratio with its interval beside
+# stage 2's answer with its own.
+if(NOT out MATCHES "\nno regression \\([0-9]+\\):\n(  [^\n]+\n)*  no_grad\\.gpt-tiny-infer/on +[0-9.]+x \\[[0-9.]+, [0-9.]+\\] [^\n]+  A/B this build / last-good: [0-9.]+x \\[[0-9.]+, [0-9.]+\\] \\([0-9.]+ % interval\\): ")
+  message(FATAL_ERROR "check at a glance: no line with the A/A's A/B under 'no regression'\n${out}")
+endif()
 expect("\nno regression\n" "${out}" "an unchanged build")

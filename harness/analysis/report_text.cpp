@@ -163,20 +163,25 @@ std::string TextReporter::check(const check::Report& r) const {
     return fmt::format("{}run {}: {}\n", md_ ? "**tunebench check** " : "", r.run_uuid,
                        r.machine_changed->text());
   }
-  std::string out = check_header(r) + check_rows(r) + check_details(r);
+  return check_header(r) + check_rows(r) + check_details(r) + check_verdict(r);
+}
+
+}  // namespace
+
+std::string check_verdict(const check::Report& r) {
   if (r.regressed()) {
-    out += r.confirmed ? "\nREGRESSION: confirmed by a paired A/B against the last-good build\n"
+    return r.confirmed ? "\nREGRESSION: confirmed by a paired A/B against the last-good build\n"
                        : "\nREGRESSION: at least one benchmark is slower than its baseline "
                          "beyond its noise and the threshold\n";
-  } else if (r.unknown()) {
-    out +=
-        "\nUNKNOWN: a flagged benchmark's A/B could not decide within its budget; run the "
-        "check again (it adds a new A/B) or raise --confirm-budget\n";
-  } else {
-    out += "\nno regression\n";
   }
-  return out;
+  if (r.unknown()) {
+    return "\nUNKNOWN: a flagged benchmark's A/B could not decide within its budget; run the "
+           "check again (it adds a new A/B) or raise --confirm-budget\n";
+  }
+  return "\nno regression\n";
 }
+
+namespace {
 
 // ---- compare
 

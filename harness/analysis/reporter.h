@@ -5,9 +5,9 @@
 // numbers are computed before it is called. A new field of a record is added to the record and
 // to the reporters that show it, nowhere else.
 //
-// The reporters: glance (analysis/report_glance.cpp, show's default: one line per effect), table
-// (analysis/report_text.cpp, for a terminal; show --verbose), md (the same file: Markdown
-// for a CI comment or a job summary), json (analysis/report_json.cpp) and junit
+// The reporters: glance (analysis/report_glance.cpp, the default of show, check and compare: one
+// line per effect), table (analysis/report_text.cpp, for a terminal; --verbose), md (the same
+// file: Markdown for a CI comment or a job summary), json (analysis/report_json.cpp) and junit
 // (analysis/report_junit.cpp, check only, for a CI's test view).
 #pragma once
 
@@ -47,8 +47,14 @@ const Reporter& table_reporter();
 const Reporter& markdown_reporter();
 const Reporter& json_reporter();
 const Reporter& junit_reporter();
-// `show`'s default, a run at a glance (analysis/report_glance.cpp; show asks for it directly, it
-// has no --format); with `colour`, the verdicts in colour (for a terminal that wants it).
+// The default text of show, check and compare RUN_A RUN_B: the record at a glance, one line per
+// effect or finding grouped by verdict (analysis/report_glance.cpp; the commands ask for it
+// directly: it is no --format, and --verbose gives the table instead); with `colour`, the
+// verdicts in colour (for a terminal that wants it).
 const Reporter& glance_reporter(bool colour);
+
+// check's last lines, the same in the table, in Markdown and at a glance: "REGRESSION: …",
+// "UNKNOWN: …" or "no regression", after an empty line.
+std::string check_verdict(const check::Report& report);
 
 }  // namespace tunebench::reporters

@@ -276,9 +276,13 @@ Subcommand add_check(CLI::App& app, const std::string& command_line) {
       ->capture_default_str();
   cmd->add_flag("--across-software", o->check.across_software,
                 "compare with runs of other software too (did upgrading LibTorch slow us down?)");
-  cmd->add_option("--format", o->format, "table, md, json or junit")
-      ->check(CLI::IsMember({"table", "md", "json", "junit"}))
-      ->capture_default_str();
+  cmd->add_option("--format", o->format,
+                  "table (what --verbose prints), md, json or junit; default: at a glance, one "
+                  "line per benchmark and finding with its interval, grouped by status")
+      ->check(CLI::IsMember({"table", "md", "json", "junit"}));
+  cmd->add_flag("-v,--verbose", o->verbose,
+                "the whole table: each benchmark's basis, flag, noise floor and detectable "
+                "slowdown, and stage 2's A/B runs");
   cmd->add_option("--false-alarm", o->false_alarm_pct,
                   "false alarms per run in per cent: split over the benchmarks compared by "
                   "stage 1's calibrated noise-floor test, and over stage 2's A/Bs and their looks "
@@ -373,7 +377,8 @@ Subcommand add_compare(CLI::App& app) {
   auto o = make<CompareOptions>();
   auto* cmd = app.add_subcommand(
       "compare",
-      "Two runs side by side (B / A per benchmark with its interval): `compare RUN_A RUN_B`; or "
+      "Two runs side by side (B / A per benchmark with its interval, grouped by verdict; "
+      "--verbose: a table with the medians): `compare RUN_A RUN_B`; or "
       "machines for procurement: `compare --hosts H1 H2 [H3 ...]`, each host's latest run of one "
       "suite, per workload throughput per host, per core and per price with intervals, unpaired "
       "ratios, the samples that would separate the hosts, and a ranking");
@@ -386,9 +391,12 @@ Subcommand add_compare(CLI::App& app) {
                   "with --hosts: JSON object of hostname to price per hour (any currency), for "
                   "items per currency unit and cost per million items");
   add_db(cmd, o->db);
-  cmd->add_option("--format", o->format, "table, md or json")
-      ->check(CLI::IsMember({"table", "md", "json"}))
-      ->capture_default_str();
+  cmd->add_option("--format", o->format,
+                  "table (what --verbose prints), md or json; default: two runs at a glance, one "
+                  "line per benchmark with its interval, grouped by verdict (--hosts: the table)")
+      ->check(CLI::IsMember({"table", "md", "json"}));
+  cmd->add_flag("-v,--verbose", o->verbose,
+                "two runs: the whole table, with each benchmark's medians");
   return {cmd, [o] { return compare_command(*o); }};
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/check.h"
+#include "analysis/reporter.h"
 #include "run/orchestrator.h"
 #include "run/tune.h"
 #include "store/storage.h"
@@ -24,6 +25,13 @@ inline constexpr const char* kDefaultDatabase = "results/tunebench.sqlite";
 // `access` says the command writes to it (check storing its findings).
 storage::Database open_existing(
     const std::string& path, storage::Database::Access access = storage::Database::Access::kRead);
+
+// The reporter of a reading command's text: `format` as given (table, md, json, junit), else the
+// table with --verbose, else the record at a glance, in colour on a terminal unless NO_COLOR is
+// set (no-color.org), never in a pipe or a file. Throws std::invalid_argument for a format `what`
+// does not offer.
+const reporters::Reporter& text_reporter(const std::string& format, bool verbose,
+                                         reporters::Output what);
 
 struct ModelsOptions {
   bool json = false;
@@ -59,7 +67,8 @@ int export_command(const ExportOptions& options);
 
 struct CheckOptions {
   std::string db = kDefaultDatabase;
-  std::string format = "table";
+  std::string format;    // empty: at a glance (the table with --verbose)
+  bool verbose = false;  // the table: each benchmark's basis, flag, floor and detectable slowdown
   check::Options check;  // threshold and false_alarm are set from the per-cent values
   double threshold_pct = 5;
   double false_alarm_pct = 1;
@@ -110,7 +119,8 @@ int import_command(const ImportOptions& options);
 
 struct CompareOptions {
   std::string db = kDefaultDatabase;
-  std::string format = "table";
+  std::string format;  // empty: two runs at a glance (the table with --verbose; --hosts: the table)
+  bool verbose = false;            // two runs: the table with each benchmark's medians
   std::string suite;               // with hosts: the suite (empty: the newest all ran)
   std::string prices;              // with hosts: JSON object of hostname to price per hour
   std::vector<std::string> runs;   // two runs, or

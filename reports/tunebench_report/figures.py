@@ -167,8 +167,10 @@ def plot_forest(experiments: list[Experiment], hostname: str) -> bytes | None:
         return None
     has_memory = any(r["memory"] for r in rows)
     n = len(rows)
-    fig = plt.figure(figsize=(13.5, 0.62 * n + 1.25))
-    top, bottom = 1 - 0.78 / (0.62 * n + 1.25), 0.45 / (0.62 * n + 1.25)
+    # The legend above takes two lines: on one it ran 17 pixels past the figure's right edge.
+    height = 0.62 * n + 1.42
+    fig = plt.figure(figsize=(13.5, height))
+    top, bottom = 1 - 0.95 / height, 0.45 / height
     spans = {"label": (0.005, 0.245), "time": (0.255, 0.525 if has_memory else 0.62),
              "memory": (0.54, 0.68), "text": (0.695 if has_memory else 0.635, 0.995)}
     axes = {}
@@ -225,9 +227,9 @@ def plot_forest(experiments: list[Experiment], hostname: str) -> bytes | None:
         axes["text"].text(0.0, y + (0.02 if len(lines) < 2 else 0), short(claim_text(x), 60),
                           fontsize=8.5, style="italic", color="#555555", va="center", ha="left")
     axes["time"].set_yticks([])
-    fig.text(0.005, 0.995, f"Which advice helps on {short(hostname, 40)}: diamond = measured ratio, "
-             "bar = 95 % interval; green helps, red hurts, grey no measurable effect, blue no effect "
-             "beyond ±2 %, orange not precise enough",
+    fig.text(0.005, 1 - 0.05 / height, f"Which advice helps on {short(hostname, 40)}: diamond = measured "
+             "ratio, bar = 95 % interval;\ngreen helps, red hurts, grey no measurable effect, blue no "
+             "effect beyond ±2 %, orange not precise enough",
              fontsize=10, va="top", ha="left", color="#333333")
     return png_bytes(fig)
 
@@ -285,9 +287,12 @@ def plot_trends(trends: Trends) -> bytes | None:
         return None
     columns = 2 if len(experiments) > 1 else 1
     rows = -(-len(experiments) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(13.5, 2.9 * rows + 0.9), squeeze=False)
-    fig.subplots_adjust(left=0.06, right=0.99, top=1 - 0.85 / (2.9 * rows + 0.9),
-                        bottom=0.35 / (2.9 * rows + 0.9), hspace=0.62, wspace=0.16)
+    # Room below the last row for its dates' second line (the year and month, "2025-Jan-05"), which
+    # 0.35 inches cut off.
+    height = 2.9 * rows + 1.1
+    fig, axes = plt.subplots(rows, columns, figsize=(13.5, height), squeeze=False)
+    fig.subplots_adjust(left=0.06, right=0.99, top=1 - 0.85 / height, bottom=0.55 / height, hspace=0.62,
+                        wspace=0.16)
     hosts = sorted({s.host for ss in trends.series.values() for s in ss})
     git_changes = [c for c in trends.changes if c.kind == "git"]
     draw_git = trends.draws_git_changes

@@ -18,6 +18,20 @@ def esc(value) -> str:
     return html.escape(str(value), quote=True)
 
 
+def breakable(name) -> str:
+    """A name escaped, with places to break a line after its dots, pluses and commas: a factorial's
+    name (channels_last+no_grad.resnet50-full-infer) and its cells (channels_last=off,no_grad=on)
+    would otherwise hold their column, and the table, wider than a 1,024-pixel window."""
+    return esc(name).replace(".", ".<wbr>").replace("+", "+<wbr>").replace(",", ",<wbr>")
+
+
+def figure_html(text: str) -> str:
+    """A figure as tunebench printed it ("812 [799, 826]"), escaped, its interval kept on one line:
+    a narrow window wraps the cell between the value and its interval, never inside it."""
+    value, bracket, interval = esc(text).partition(" [")
+    return f'{value} <span class="interval">[{interval}</span>' if bracket else value
+
+
 def verdict_class(verdict: str) -> str:
     return {HELPS: "helps", HURTS: "hurts", NO_EFFECT: "none", INSUFFICIENT: "insufficient",
             NO_RESULT: "insufficient", EQUIVALENT: "equivalent", INCONCLUSIVE: "none",
@@ -44,6 +58,8 @@ table{border-collapse:collapse;font-size:12.5px;margin:6px 0}
 td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4} td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.verdict{font-weight:bold;white-space:nowrap}
+table.hosts td.num{white-space:normal} .interval{white-space:nowrap}
+tr.note-row td{border-top-style:hidden;padding-top:0}
 img{max-width:100%;height:auto;display:block;margin:4px 0}
 footer{color:#777;font-size:12px;margin-top:30px}
 code{font-size:12.5px}
@@ -233,7 +249,7 @@ def effects_table_html(report: Report) -> str:
     software = f"LibTorch {run.libtorch_version}, git {run.git_revision[:7]}"
     rows = ['<table class="effects"><tr><th>experiment</th><th>claim</th><th>metric</th>'
             "<th>measured effect [95 % interval]</th><th>verdict</th><th>host</th><th>software</th>"
-            "<th>trials ok / failed / invalid</th><th>note</th></tr>"]
+            "<th>trials ok / failed / invalid</th></tr>"]
     for x in report.experiments:
         trials = (f"{sum(a.ok for a in x.arms)} / {sum(a.failed for a in x.arms)} / "
                   f"{sum(a.invalid for a in x.arms)}")
@@ -241,17 +257,20 @@ def effects_table_html(report: Report) -> str:
         if x.claim.get("false_claim"):
             claim += f" (false claim in the sources: {x.claim['false_claim']})"
         for e in x.effects or [None]:
-            name = f"{esc(x.name)}<br><small>{esc(x.workload)}</small>"
+            name = f"{breakable(x.name)}<br><small>{esc(x.workload)}</small>"
             if e is not None and x.knob == "factorial":
-                name += f"<br><small>{esc(e.compared)}</small>"
+                name += f"<br><small>{breakable(e.compared)}</small>"
             if e is None:
                 cells = (f"<td></td><td></td><td>{esc(x.problem or 'no effect computed')}</td>")
             else:
                 cells = (f"<td>{esc(e.metric)}</td><td class=\"num\">{esc(effect_text(e))}</td>"
                          f'<td class="verdict"><span class="chip {verdict_class(e.verdict)}">{esc(e.verdict)}</span></td>')
             rows.append(f"<tr><td>{name}</td><td>{esc(claim)}</td>{cells}<td>{esc(run.hostname)}</td>"
-                        f"<td>{esc(software)}</td><td class=\"num\">{trials}</td>"
-                        f"<td><small>{esc(e.note if e else '')}</small></td></tr>")
+                        f"<td>{esc(software)}</td><td class=\"num\">{trials}</td></tr>")
+            # The note under its effect, across the table: in a column of its own a long note
+            # squeezed to a word per line at 1,024 pixels.
+            if e is not None and e.note:
+                rows.append(f'<tr class="note-row"><td colspan="8"><small>note: {esc(e.note)}</small></td></tr>')
     rows.append("</table>")
     return "".join(rows)
 
@@ -313,15 +332,16 @@ def throughput_table_html(c: HostComparison) -> str:
              "(each host resampled independently); hosts share a rank when their ratio's interval contains 1.</p>"]
     for workload in dict.fromkeys(r.workload for r in c.rows):
         parts.append(f"<h3>{esc(workload)} <span class=\"meta\">(benchmark {esc(c.benchmarks.get(workload, ''))})"
-                     "</span></h3><table>" + head)
+                     '</span></h3><table class="hosts">' + head)
         for r in (r for r in c.rows if r.workload == workload):
             price_cells = ""
             if c.priced:
-                price_cells = (f'<td class="num">{esc(r.items_per_unit.text or "no price")}</td>'
-                               f'<td class="num">{esc(r.cost_per_million.text or "no price")}</td>')
+                price_cells = (f'<td class="num">{figure_html(r.items_per_unit.text or "no price")}</td>'
+                               f'<td class="num">{figure_html(r.cost_per_million.text or "no price")}</td>')
             parts.append(f"<tr><td>{esc(r.host)}</td><td class=\"num\">{esc(r.cores)}</td>"
-                         f'<td class="num">{esc(r.items_per_second.text)}</td><td class="num">{esc(r.per_core.text)}</td>'
-                         f'{price_cells}<td class="num">{esc(r.energy.text)}</td>'
+                         f'<td class="num">{figure_html(r.items_per_second.text)}</td>'
+                         f'<td class="num">{figure_html(r.per_core.text)}</td>'
+                         f'{price_cells}<td class="num">{figure_html(r.energy.text)}</td>'
                          f'<td class="num">{r.samples} ({r.processes} processes)</td>'
                          f"<td><code>{esc(r.run_uuid[:8])}</code></td></tr>")
         parts.append("</table><ul>")

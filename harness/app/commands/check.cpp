@@ -16,7 +16,7 @@ int check_command(CheckOptions options) {
   auto db = open_existing(options.db, options.no_store ? storage::Database::Access::kRead
                                                        : storage::Database::Access::kWrite);
   try {
-    const auto& reporter = reporters::reporter(options.format, reporters::Output::check);
+    const auto& reporter = text_reporter(options.format, options.verbose, reporters::Output::check);
     auto report = check::check(db, options.check);
     if (!options.confirm_with.empty()) {
       ConfirmOptions confirm_options;

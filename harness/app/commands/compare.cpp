@@ -28,9 +28,12 @@ int compare_command(const CompareOptions& options) {
       host_options.hosts = options.hosts;
       host_options.suite = options.suite;
     }
+    // Hosts side by side have no glance: a few hosts per workload, each figure with its interval.
     const auto& reporter =
-        reporters::reporter(options.format, options.hosts.empty() ? reporters::Output::comparison
-                                                                  : reporters::Output::hosts);
+        options.hosts.empty()
+            ? text_reporter(options.format, options.verbose, reporters::Output::comparison)
+            : reporters::reporter(options.format.empty() ? "table" : options.format,
+                                  reporters::Output::hosts);
     const auto db = open_existing(options.db);
     if (options.hosts.empty()) {
       const auto comparison = check::compare(db, options.runs[0], options.runs[1]);

@@ -1,4 +1,5 @@
-// `tunebench show`: one stored run, analysed; and open_existing, which every reading command uses.
+// `tunebench show`: one stored run, analysed; and open_existing and text_reporter, which every
+// reading command uses.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -19,12 +20,16 @@ storage::Database open_existing(const std::string& path, storage::Database::Acce
   return storage::Database(path, access);
 }
 
+const reporters::Reporter& text_reporter(const std::string& format, bool verbose,
+                                         reporters::Output what) {
+  if (!format.empty()) return reporters::reporter(format, what);
+  if (verbose) return reporters::reporter("table", what);
+  return reporters::glance_reporter(isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr);
+}
+
 int show_command(const ShowOptions& options) {
-  // Colour on a terminal, never in a pipe or a file, and not where NO_COLOR is set (no-color.org).
-  const bool colour = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
-  const auto& reporter = options.json      ? reporters::reporter("json", reporters::Output::run)
-                         : options.verbose ? reporters::reporter("table", reporters::Output::run)
-                                           : reporters::glance_reporter(colour);
+  const auto& reporter =
+      text_reporter(options.json ? "json" : "", options.verbose, reporters::Output::run);
   const auto db = open_existing(options.db);
   std::cout << reporter.run(analysis::analyze(db, storage::resolve_run(db, options.run)));
   return 0;
