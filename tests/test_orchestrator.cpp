@@ -609,9 +609,11 @@ TEST(Run, AResidentPairSettlesOnItsWidthOnlyFromTwelveWorkersOn) {
 
 // decide_pct: sampling stops at the first look whose interval decides. A 30 % slower ON arm with
 // a target no interval reaches and a budget it does not spend: without decide_pct it would sample
-// on to max_workers (64); with it, it stops at a look before that (16 workers on a quiet host; 32
-// when a busy one drops pairs), where its interval at the looks' level (95 % over 3 looks) calls
-// the regression, and at every earlier look it did not decide.
+// on to max_workers (64); with it, it stops at the first look (16, 32 or 64 workers) whose
+// interval at the looks' level (95 % over 3 looks) calls the regression, and at every earlier
+// look it did not decide. Which look that is depends on the host: 16 workers when it is quiet,
+// later when other work shares its 2 cores (a loaded CI took 64), so the test asserts the rule,
+// not the count; the stored stop says it was the decision, not max_workers, that stopped it.
 TEST(Run, APairedExperimentWithDecidePctStopsAtTheFirstLookThatDecides) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tunebench-decide-" + std::to_string(getpid()));
@@ -625,7 +627,15 @@ TEST(Run, APairedExperimentWithDecidePctStopsAtTheFirstLookThatDecides) {
   const int workers = checked_workers(trials);
   const detect::Looks looks = detect::decision_looks(0.95, 64);
   ASSERT_EQ(looks.at, (std::vector<int>{16, 32, 64}));
-  EXPECT_TRUE(workers == 16 || workers == 32) << workers << " workers";
+  EXPECT_NE(std::find(looks.at.begin(), looks.at.end(), workers), looks.at.end())
+      << workers << " workers";
+  const auto sampling = db.run(uuid).sampling;
+  ASSERT_TRUE(sampling.is_object()) << sampling;
+  ASSERT_EQ(sampling["paired"].size(), 1u) << sampling;
+  EXPECT_EQ(
+      sampling["paired"][0]["stop"].get<std::string>().rfind("decided at a look (regression", 0),
+      0u)
+      << sampling;
   stats::paired::Options level;
   level.confidence = looks.confidence;
   for (int n : looks.at) {
