@@ -10,7 +10,8 @@
 //
 //   build/debian/tunebench_alternation_probe [--pairs 24] [--target 0.02] [--min-workers 4]
 //       [--max-workers 40] [--model resnet50] [--preset full] [--options '{"image_size": 96}']
-//       [--batch 4] [--threads 0]   (0: every core, as the engine's default)
+//       [--batch 4] [--threads 0]   (0: every logical CPU, as the engine's omp_threads "all";
+//                                     LibTorch's own default is the physical cores: 1 here)
 //
 // bench/engine_vs_probe.sh runs it beside `tunebench run` on the same A/A. A quiet host only.
 #include <fmt/format.h>
@@ -25,6 +26,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analysis/paired.h"
@@ -45,7 +47,8 @@ struct ProbeOptions {
 
 // One worker: both arms built, warmed, then `pairs` alternating pairs; prints its estimate.
 int child(const ProbeOptions& o, int index) {
-  if (o.threads > 0) torch::set_num_threads(o.threads);
+  torch::set_num_threads(o.threads > 0 ? o.threads
+                                       : static_cast<int>(std::thread::hardware_concurrency()));
   const auto options = nlohmann::json::parse(o.options);
   auto a = models::build_model({o.model, o.preset, options}, /*seed=*/1);
   auto b = models::build_model({o.model, o.preset, options}, /*seed=*/1);
@@ -122,7 +125,7 @@ int main(int argc, char** argv) {
   app.add_option("--preset", o.preset)->capture_default_str();
   app.add_option("--options", o.options, "the model's options, JSON")->capture_default_str();
   app.add_option("--batch", o.batch)->capture_default_str();
-  app.add_option("--threads", o.threads, "intra-op threads; 0: LibTorch's default (every core)")
+  app.add_option("--threads", o.threads, "intra-op threads; 0: every logical CPU")
       ->capture_default_str();
   app.add_option("--child", child_index, "internal: run as worker N")->group("");
   CLI11_PARSE(app, argc, argv);
