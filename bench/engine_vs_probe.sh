@@ -5,12 +5,15 @@
 # alternation loop (bench/alternation_probe.cpp, wall time of all its workers). Rounds in ABBA
 # order (engine, probe, probe, engine) so a drifting host weighs on both alike; prints each
 # measurement and the ratio of the medians, engine over probe.
-#   bench/engine_vs_probe.sh [ROUNDS] [OUT_DIR]     default 1 round (2 of each) into build/engine-vs-probe/
+#   bench/engine_vs_probe.sh [ROUNDS] [OUT_DIR] [SUITE]
+#     default 1 round (2 of each) into build/engine-vs-probe/, the engine on
+#     suites/studies/engine_aa.json (another SUITE: the same A/A with other blocks, say)
 # A quiet host only (/proc/pressure/cpu): nothing else on the cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-1}
 out=${2:-build/engine-vs-probe}
+suite=${3:-suites/studies/engine_aa.json}
 tb=build/debian/tunebench
 probe=build/debian/tunebench_alternation_probe
 mkdir -p "$out"
@@ -19,7 +22,7 @@ rm -f "$out"/engine.sqlite* "$out"/results.jsonl
 engine() {
   local start end
   start=$(date +%s.%N)
-  $tb run --suite suites/studies/engine_aa.json --db "$out/engine.sqlite" --label engine-vs-probe -q
+  $tb run --suite "$suite" --db "$out/engine.sqlite" --label engine-vs-probe -q
   end=$(date +%s.%N)
   $tb show latest --db "$out/engine.sqlite" --json | python3 -c '
 import json, sys
