@@ -2,11 +2,11 @@
 // spends for an interval of a given width. Each worker is a fresh process (this binary run again
 // with --child) that builds two identical models (an A/A), warms each up, then times one step of
 // each per pair, alternating which goes first (ABBA at the step level), with nothing dropped: no
-// blocks, no discarded samples, no contamination rule, no store. Its estimate is the 10 %-trimmed
-// mean of its pairs' log ratios; across workers, a 95 % t interval, as the engine's
-// (analysis/paired.h). Workers are added one at a time from --min-workers until the interval's
-// half-width is within --target or --max-workers is reached. Prints one JSON line: the workers,
-// the half-width, and the wall seconds of all workers, process start included.
+// blocks of several samples, no discarded samples, no store. Its steps go through the engine's
+// own estimator (analysis/paired.h) as one-step blocks with nothing discarded. Workers are added
+// one at a time from --min-workers until the interval's half-width is within --target or
+// --max-workers is reached. Prints one JSON line: the workers, the half-width, and the wall seconds
+// of all workers, process start included.
 //
 //   build/debian/tunebench_alternation_probe [--pairs 24] [--target 0.02] [--min-workers 4]
 //       [--max-workers 40] [--model resnet50] [--preset full] [--options '{"image_size": 96}']
@@ -20,11 +20,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <boost/math/distributions/students_t.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,7 +63,7 @@ int child(const ProbeOptions& o, int index) {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
   for (int i = 0; i < 2; ++i) step(*a), step(*b);
-  std::vector<double> logs;
+  // One line per pair: OFF (A) seconds, ON (B) seconds, whether B went first.
   for (int j = 0; j < o.pairs; ++j) {
     const bool b_first = (j + index) % 2 == 1;
     double ta = 0, tb = 0;
@@ -74,16 +74,16 @@ int child(const ProbeOptions& o, int index) {
       ta = step(*a);
       tb = step(*b);
     }
-    logs.push_back(std::log(tb / ta));
+    std::cout << fmt::format("{:.9g} {:.9g} {:d}\n", ta, tb, b_first);
   }
-  std::cout << fmt::format("{:.9g}\n", stats::paired::trimmed_mean(logs, 0.1));
   return 0;
 }
 
-// Runs this binary again as worker `index`; its estimate, or NaN if it failed.
-double run_worker(const std::vector<std::string>& args, int index) {
+// Runs this binary again as worker `index`; its steps as the engine's samples, each step a
+// block of its own (pairs 2j, 2j+1 in the order taken), or none if it failed.
+std::vector<stats::paired::Sample> run_worker(const std::vector<std::string>& args, int index) {
   int out[2];
-  if (pipe(out) != 0) return NAN;
+  if (pipe(out) != 0) return {};
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out[1], STDOUT_FILENO);
@@ -100,13 +100,34 @@ double run_worker(const std::vector<std::string>& args, int index) {
   }
   close(out[1]);
   std::string text;
-  char buffer[256];
+  char buffer[4096];
   for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) text.append(buffer, n);
   close(out[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) return NAN;
-  return std::stod(text);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
+  std::vector<stats::paired::Sample> samples;
+  std::istringstream lines(text);
+  double ta = 0, tb = 0;
+  int b_first = 0;
+  while (lines >> ta >> tb >> b_first) {
+    const int block = static_cast<int>(samples.size());
+    stats::paired::Sample a, b;
+    a.on = false;
+    a.seconds = ta;
+    b.on = true;
+    b.seconds = tb;
+    a.block = b_first ? block + 1 : block;
+    b.block = b_first ? block : block + 1;
+    if (b_first) {
+      samples.push_back(b);
+      samples.push_back(a);
+    } else {
+      samples.push_back(a);
+      samples.push_back(b);
+    }
+  }
+  return samples;
 }
 
 }  // namespace
@@ -134,39 +155,36 @@ int main(int argc, char** argv) {
   std::vector<std::string> args{argv[0]};
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   const auto start = Clock::now();
-  std::vector<double> estimates;
-  double half_width = NAN, ratio = NAN;
+  // The engine's estimator (analysis/paired.h): with one-step blocks and nothing discarded, a
+  // worker's estimate is the 10 %-trimmed mean of its pairs' log ratios; across workers, a
+  // 95 % t interval.
+  stats::paired::Options level;
+  level.target = o.target;
+  level.discard = 0;
+  std::vector<std::vector<stats::paired::Sample>> workers;
+  stats::paired::Effect e;
   int failed = 0;
-  while (static_cast<int>(estimates.size()) < o.max_workers) {
-    const double e = run_worker(args, static_cast<int>(estimates.size() + failed));
-    if (!std::isfinite(e)) {
+  while (static_cast<int>(workers.size()) < o.max_workers) {
+    auto samples = run_worker(args, static_cast<int>(workers.size()) + failed);
+    if (samples.empty()) {
       if (++failed > 3) {
         std::cerr << "alternation_probe: more than 3 workers failed\n";
         return 1;
       }
       continue;
     }
-    estimates.push_back(e);
-    const int n = static_cast<int>(estimates.size());
-    if (n < std::max(o.min_workers, 3)) continue;
-    double mean = 0, ss = 0;
-    for (double x : estimates) mean += x;
-    mean /= n;
-    for (double x : estimates) ss += (x - mean) * (x - mean);
-    const double se = std::sqrt(ss / (n - 1) / n);
-    const double h = boost::math::quantile(boost::math::students_t(n - 1), 0.975) * se;
-    half_width = std::exp(h) - 1;  // (hi / lo)^(1/2) − 1, as the engine's
-    ratio = std::exp(mean);
-    std::cerr << fmt::format("probe: {} workers, {:.4f}x ±{:.2f}% after {:.1f}s\n", n, ratio,
-                             100 * half_width,
+    workers.push_back(std::move(samples));
+    if (static_cast<int>(workers.size()) < std::max(o.min_workers, level.min_workers)) continue;
+    e = stats::paired::estimate(workers, level);
+    std::cerr << fmt::format("probe: {} workers, {} after {:.1f}s\n", workers.size(), e.text,
                              std::chrono::duration<double>(Clock::now() - start).count());
-    if (half_width <= o.target) break;
+    if (stats::paired::settled(e, level)) break;
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::cout << nlohmann::json{{"workers", estimates.size()},
-                              {"ratio", ratio},
-                              {"half_width", half_width},
-                              {"settled", half_width <= o.target},
+  std::cout << nlohmann::json{{"workers", workers.size()},
+                              {"ratio", e.ratio},
+                              {"half_width", e.half_width},
+                              {"settled", stats::paired::settled(e, level)},
                               {"seconds", std::round(seconds * 10) / 10},
                               {"pairs_per_worker", o.pairs}}
                    .dump()
