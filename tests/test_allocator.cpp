@@ -1,6 +1,7 @@
 // The run budget's allocator (run/allocator.h) on simulated experiments with known costs and
 // noise: it settles more of them than today's fixed caps within the same budget, never spends
-// beyond it, and says why each experiment stopped.
+// beyond it, and says why each experiment stopped. And the samples sized to the step
+// (run/sizing.h) that decide what a worker costs: known shapes for known step times.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <random>
 
 #include "run/allocator.h"
+#include "run/sizing.h"
 
 namespace tunebench::orchestrator::allocation {
 namespace {
@@ -47,10 +49,10 @@ struct Simulated {
 // experiments, each at a spread from easy to hopeless for ±2 %.
 std::vector<Simulated> night() {
   std::vector<Simulated> out;
-  for (double sd : {0.015, 0.02, 0.03, 0.04, 0.05, 0.03}) out.push_back({3, sd});
-  for (double sd : {0.02, 0.025, 0.04, 0.02}) out.push_back({10, sd});
-  for (double sd : {0.05, 0.1, 0.03}) out.push_back({60, sd});
-  for (double sd : {0.02, 0.035, 0.015, 0.045}) out.push_back({3, sd});
+  for (double sd : {0.015, 0.02, 0.03, 0.04, 0.05, 0.03}) out.push_back({3, sd, {}, 0});
+  for (double sd : {0.02, 0.025, 0.04, 0.02}) out.push_back({10, sd, {}, 0});
+  for (double sd : {0.05, 0.1, 0.03}) out.push_back({60, sd, {}, 0});
+  for (double sd : {0.02, 0.035, 0.015, 0.045}) out.push_back({3, sd, {}, 0});
   return out;
 }
 
@@ -159,6 +161,51 @@ TEST(Allocator, AnExperimentThatCannotSettleInTheTimeLeftStopsEarlyWithWhatItWou
                 fmt::format("would reach ±{:.1f}%", 100 * predicted_half_width(0.05, 14, 0.95))),
             std::string::npos)
       << d.stopped[0].second;
+}
+
+// Samples sized to the step, on the step times of the nightly's models (a worker of 8 blocks of
+// 3 samples of one step given, a pair of blocks to take about 1 s).
+TEST(Sizing, AShortStepGetsMoreStepsPerSampleALongOneFewerSamplesAndBlocks) {
+  using sizing::Shape;
+  const Shape given{8, 3, 1};
+  // Off: the suite's shape, whatever the step.
+  EXPECT_EQ(sizing::size(given, 0.065, 0), given);
+  EXPECT_EQ(sizing::size(given, 0, 1.0), given);
+  // ResNet-50 96² inference, 65 ms a step: 1/(2·3·0.065) = 2.56, so 3 steps a sample.
+  EXPECT_EQ(sizing::size(given, 0.065, 1.0), (Shape{8, 3, 3}));
+  // GPT-2 small inference, 0.3 s: one step a sample, 2 a block (a pair 1.2 s), and 6 blocks:
+  // 4 pairs of 1 s are 3.3 pairs of 1.2 s.
+  EXPECT_EQ(sizing::size(given, 0.3, 1.0), (Shape{6, 2, 1}));
+  // GPT-2 small training, 1.1 s and grad_accum's 3.9 s: the fewest, 4 blocks of 2.
+  EXPECT_EQ(sizing::size(given, 1.1, 1.0), (Shape{4, 2, 1}));
+  EXPECT_EQ(sizing::size(given, 3.9, 1.0), (Shape{4, 2, 1}));
+  // Never more blocks or samples than given; steps per sample from the given samples per block.
+  EXPECT_EQ(sizing::size(Shape{4, 2, 1}, 0.001, 1.0), (Shape{4, 2, 250}));
+  EXPECT_EQ(sizing::size(Shape{16, 4, 2}, 0.4, 1.0), (Shape{10, 2, 1}));
+}
+
+TEST(Sizing, APairOfBlocksCostsAboutPairSecondsWhereverTwoStepsFitInHalfOfIt) {
+  const sizing::Shape given{8, 3, 1};
+  for (double pair_s : {0.3, 1.0, 4.0}) {
+    for (double step = 1e-4; step <= 20; step *= 1.07) {
+      const sizing::Shape s = sizing::size(given, step, pair_s);
+      const double pair = sizing::pair_seconds(s, step);
+      EXPECT_GE(s.blocks, 4);
+      EXPECT_EQ(s.blocks % 2, 0);
+      EXPECT_GE(s.block_samples, 2);
+      if (step <= pair_s / 4) {
+        EXPECT_GE(pair, pair_s / 1.5) << "step " << step << " s, pair_s " << pair_s;
+        EXPECT_LE(pair, pair_s * 1.5) << "step " << step << " s, pair_s " << pair_s;
+        EXPECT_EQ(s.blocks, given.blocks);
+      } else {
+        // One step a sample, the fewest samples a block, and no more pairs than a worker of
+        // the given blocks of pair_s would sample for (at least two).
+        EXPECT_EQ(s.iterations, 1);
+        EXPECT_EQ(s.block_samples, 2);
+        EXPECT_LE(s.blocks / 2 * pair, std::max(given.blocks / 2 * pair_s + pair / 2, 2 * pair));
+      }
+    }
+  }
 }
 
 }  // namespace

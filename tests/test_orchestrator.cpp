@@ -24,6 +24,7 @@
 #include "run/leftovers.h"
 #include "run/orchestrator.h"
 #include "run/resident.h"
+#include "run/sizing.h"
 #include "store/storage.h"
 #include "tests/paths.h"
 #include "worker/trial.h"
@@ -390,6 +391,43 @@ TEST(Run, APairedExperimentRunsBothArmsInEachWorkerAndStoresTheirBlocks) {
         << x.effects.front().effect.note;
     EXPECT_EQ(x.effects.front().effect.resamples, 0);
   }
+  std::filesystem::remove_all(dir);
+}
+
+// Samples sized to the step: the first worker samples the suite's shape; the later ones the shape
+// sizing::size gives for the step time that first worker stored (a tiny step: more steps per
+// sample, the same blocks), which the run stores with each trial and in its sampling record.
+TEST(Run, ASizedExperimentsLaterWorkersSampleTheShapeItsFirstWorkersStepAsks) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunebench-sized-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "paired_sized");
+  ASSERT_EQ(orchestrator::run(options), 0);
+  storage::Database db(options.db_path);
+  const std::string uuid = *db.latest_run_uuid();
+  const auto trials = db.trials(uuid);
+  ASSERT_EQ(trials.size(), 6u);
+  const auto step = sizing::first_worker_step(trials);
+  ASSERT_TRUE(step.has_value());
+  const sizing::Shape given{8, 3, 1};
+  const sizing::Shape sized = sizing::size(given, *step, 0.5);
+  // A tiny ResNet-50 step of two images on one thread takes milliseconds, not the 83 ms a
+  // pair of 0.5 s at one step a sample would need: the sized workers take several.
+  ASSERT_GT(sized.iterations, 1) << "a step of " << *step << " s";
+  for (const auto& t : trials) {
+    ASSERT_EQ(t.result.status, "ok") << t.result.error;
+    const sizing::Shape shape = t.spec.process_index == 0 ? given : sized;
+    EXPECT_EQ(t.spec.pairing.blocks, shape.blocks);
+    EXPECT_EQ(t.spec.pairing.block_samples, shape.block_samples);
+    EXPECT_EQ(t.spec.iterations, shape.iterations) << "worker " << t.spec.process_index;
+    // What the worker did: half the blocks of this arm's samples, each timing that many steps.
+    EXPECT_EQ(t.result.paired_samples.size(), size_t(shape.blocks / 2 * shape.block_samples));
+    EXPECT_EQ(t.result.evidence["paired"]["blocks"], shape.blocks);
+  }
+  const auto record = db.run(uuid).sampling["sized"]["no_grad.resnet50-tiny-infer"];
+  ASSERT_TRUE(record.is_object()) << db.run(uuid).sampling;
+  EXPECT_DOUBLE_EQ(record["step_s"].get<double>(), *step);
+  EXPECT_EQ(record["sized"]["iterations"], sized.iterations);
+  EXPECT_EQ(record["given"]["blocks"], 8);
   std::filesystem::remove_all(dir);
 }
 

@@ -15,6 +15,7 @@
 #include "core/multiproc.h"
 #include "knobs/knobs.h"
 #include "run/allocator.h"
+#include "run/sizing.h"
 #include "run/trial_unit.h"
 #include "run/worker_result.h"
 
@@ -27,6 +28,11 @@ std::string duration(double s) {
   return fmt::format("{}m{:02d}s", int(s) / 60, int(s) % 60);
 }
 
+// A short time as people read it: "2.86 ms", "0.52 s", "3.9 s".
+std::string seconds_text(double s) {
+  return s < 0.1 ? fmt::format("{:.3g} ms", 1e3 * s) : fmt::format("{:.2g} s", s);
+}
+
 // Set by SIGINT and SIGTERM once execute has installed on_signal: every worker is then stopped.
 volatile sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
@@ -37,8 +43,8 @@ SamplingMap sampling_of(const plan::Plan& plan) {
   SamplingMap out;
   for (const auto& [x, not_applicable] : plan.experiments) {
     if (x.design != "processes")
-      out[x.name] = {x.budget_s, x.max_workers,          x.target,      x.confidence,
-                     x.decide,   x.heap_offset_per_pair, x.is_control()};
+      out[x.name] = {x.budget_s, x.max_workers,          x.target,       x.confidence,
+                     x.decide,   x.heap_offset_per_pair, x.is_control(), x.pair_s};
   }
   return out;
 }
@@ -146,6 +152,49 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
   }
   for (size_t u = 0; u < unit.size(); ++u) report(unit[u], results[u], positions[u]);
   return true;
+}
+
+void RunLoop::size_unit(std::vector<TrialSpec>& unit) {
+  const TrialSpec& t = unit.front();
+  const auto rules = sampling_.find(t.experiment);
+  if (unit.size() != 2 || !t.pairing.paired() || t.process_index == 0 || rules == sampling_.end() ||
+      !(rules->second.pair_s > 0)) {
+    return;
+  }
+  const sizing::Shape given{t.pairing.blocks, t.pairing.block_samples, t.iterations};
+  if (!sized_.contains(t.experiment)) {
+    nlohmann::json record = {{"pair_s", rules->second.pair_s},
+                             {"given",
+                              {{"blocks", given.blocks},
+                               {"block_samples", given.block_samples},
+                               {"iterations", given.iterations}}}};
+    const auto step = sizing::first_worker_step(db_.trials(run_uuid_, t.experiment));
+    if (!step) {
+      record["why"] = "its first worker has no ok arm: the suite's shape kept";
+      say(fmt::format("{}: its first worker has no ok arm to size from: the suite's shape kept",
+                      t.experiment));
+    } else {
+      const sizing::Shape s = sizing::size(given, *step, rules->second.pair_s);
+      record["step_s"] = *step;
+      record["sized"] = {
+          {"blocks", s.blocks}, {"block_samples", s.block_samples}, {"iterations", s.iterations}};
+      say(fmt::format(
+          "{}: a step takes {} (its first worker): from its second worker on, {} blocks of {} "
+          "samples of {} step{}, a pair of blocks about {} (the suite's {} of {} of {}: {})",
+          t.experiment, seconds_text(*step), s.blocks, s.block_samples, s.iterations,
+          s.iterations > 1 ? "s" : "", seconds_text(sizing::pair_seconds(s, *step)), given.blocks,
+          given.block_samples, given.iterations, seconds_text(sizing::pair_seconds(given, *step))));
+    }
+    sized_[t.experiment] = record;
+  }
+  const nlohmann::json& record = sized_[t.experiment];
+  if (!record.contains("sized")) return;
+  for (TrialSpec& arm : unit) {
+    arm.pairing.blocks = record["sized"]["blocks"];
+    arm.pairing.block_samples = record["sized"]["block_samples"];
+    arm.iterations = record["sized"]["iterations"];
+    arm.samples = arm.pairing.blocks / 2 * arm.pairing.block_samples;
+  }
 }
 
 // Sampling on (issue #14, "stop on precision"): after a paired experiment's planned workers, two
@@ -332,6 +381,7 @@ void RunLoop::store_sampling() {
       {"elapsed_s", std::round(elapsed())},
       {"workers_added", added_},
       {"paired", stops_},
+      {"sized", sized_},
       {"seconds", seconds}};
   say(fmt::format("sampling: {} of {} paired experiments settled, {} workers added{}", settled,
                   stops_.size(), added_,
@@ -374,6 +424,7 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
         next->pairing == t.pairing) {
       unit.push_back(*next);
     }
+    if (unit.size() == 2) size_unit(unit);
     std::vector<std::string> positions;
     for (size_t u = 0; u < unit.size(); ++u)
       positions.push_back(fmt::format("{}/{}", i + u + 1, trials.size()));

@@ -31,6 +31,7 @@ struct Sampling {
   double decide = 0;               // > 0: stop at the first look that decides (suite.h, decide_pct)
   bool shared_heap_offset = true;  // suite.h, heap_offset
   bool control = false;            // an A/A or positive control: the run's budget never stops it
+  double pair_s = 0;  // > 0: workers after the first sized to the step (suite.h, run/sizing.h)
 };
 using SamplingMap = std::map<std::string, Sampling>;
 
@@ -66,6 +67,9 @@ class RunLoop {
   bool sample_on(const TrialSpec& off, const TrialSpec& on);
   bool add_two_workers(const TrialSpec& off, const TrialSpec& on, int workers);
   bool spend_budget();
+  // A paired unit of an experiment with pair_s, from its second worker on: its shape sized from
+  // the first worker's step (run/sizing.h), said once per experiment and kept in sized_.
+  void size_unit(std::vector<TrialSpec>& unit);
   // Where a paired experiment stands: its effect now, its workers and the time they took.
   struct Now {
     stats::paired::Effect effect;
@@ -93,7 +97,9 @@ class RunLoop {
   // With a run budget: the paired experiments waiting for it (their last planned worker's arms).
   std::vector<std::pair<TrialSpec, TrialSpec>> waiting_;
   nlohmann::json stops_ = nlohmann::json::array();  // note_stop's, in order
-  double planned_done_at_ = -1;                     // elapsed() when every planned trial had run
+  // size_unit's: by experiment, the first worker's step, the given and the sized shape.
+  nlohmann::json sized_ = nlohmann::json::object();
+  double planned_done_at_ = -1;  // elapsed() when every planned trial had run
   bool failed_to_store_ = false;
   Clock::time_point start_ = Clock::now();
 };
