@@ -17,6 +17,14 @@ expect("not applicable  vocab_pad.torchscript-file-infer: vocab_pad: switches th
        "${out}" "the plan")
 expect("run             aa.no_grad.torchscript-file-infer" "${out}" "the controls")
 expect("run             slow3.no_grad.torchscript-file-infer" "${out}" "the controls")
+# In the order the run takes them: the controls before every experiment, said to be controls.
+expect("aa.no_grad.torchscript-file-infer (paired): a control: runs first, sampling on within its own budget_s"
+       "${out}" "the controls' place")
+string(FIND "${out}" "run             slow3.no_grad" at_control)
+string(FIND "${out}" "run             channels_last." at_experiment)
+if(NOT at_control LESS at_experiment)
+  message(FATAL_ERROR "--dry-run lists an experiment before the controls the run takes first:\n${out}")
+endif()
 if(EXISTS ${db})
   message(FATAL_ERROR "--dry-run wrote the database")
 endif()

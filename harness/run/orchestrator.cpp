@@ -113,10 +113,19 @@ void print_plan(const suite::Suite& suite, const plan::Plan& plan, const plan::M
       "suite {}: {} experiments to run ({} trials planned), {} not "
       "applicable\n",
       suite.name, runs, trials, plan.experiments.size() - runs);
-  for (const auto& p : plan.experiments) {
-    if (p.not_applicable.empty()) {
-      std::cerr << fmt::format("  run             {} ({})\n", p.experiment.name,
-                               p.experiment.design);
+  // In the order the run takes them: the controls first (plan::trials).
+  for (const bool controls : {true, false}) {
+    for (const auto& p : plan.experiments) {
+      const suite::Experiment& x = p.experiment;
+      if (!p.not_applicable.empty() || x.is_control() != controls) continue;
+      std::string how;
+      if (x.is_control())
+        how += fmt::format(", a control: runs first, sampling on within its own budget_s of {:g} s",
+                           x.budget_s);
+      if (x.design != "processes" && x.pair_s > 0)
+        how += fmt::format(", sized to the step from its second worker (pair_s {:g} s)", x.pair_s);
+      std::cerr << fmt::format("  run             {} ({}){}\n", x.name, x.design,
+                               how.empty() ? "" : ":" + how.substr(1));
     }
   }
   for (const auto& p : plan.experiments) {
