@@ -164,45 +164,54 @@ TEST(Allocator, AnExperimentThatCannotSettleInTheTimeLeftStopsEarlyWithWhatItWou
 }
 
 // Samples sized to the step, on the step times of the nightly's models (a worker of 8 blocks of
-// 3 samples of one step given, a pair of blocks to take about 1 s).
-TEST(Sizing, AShortStepGetsMoreStepsPerSampleALongOneFewerSamplesAndBlocks) {
+// 3 samples of one step given, its blocks to take about 4 s).
+TEST(Sizing, AShortStepGetsMoreBlocksALongOneFewerSamplesThenFewerBlocks) {
   using sizing::Shape;
   const Shape given{8, 3, 1};
   // Off: the suite's shape, whatever the step.
   EXPECT_EQ(sizing::size(given, 0.065, 0), given);
-  EXPECT_EQ(sizing::size(given, 0, 1.0), given);
-  // ResNet-50 96² inference, 65 ms a step: 1/(2·3·0.065) = 2.56, so 3 steps a sample.
-  EXPECT_EQ(sizing::size(given, 0.065, 1.0), (Shape{8, 3, 3}));
-  // GPT-2 small inference, 0.3 s: one step a sample, 2 a block (a pair 1.2 s), and 6 blocks:
-  // 4 pairs of 1 s are 3.3 pairs of 1.2 s.
-  EXPECT_EQ(sizing::size(given, 0.3, 1.0), (Shape{6, 2, 1}));
-  // GPT-2 small training, 1.1 s and grad_accum's 3.9 s: the fewest, 4 blocks of 2.
-  EXPECT_EQ(sizing::size(given, 1.1, 1.0), (Shape{4, 2, 1}));
-  EXPECT_EQ(sizing::size(given, 3.9, 1.0), (Shape{4, 2, 1}));
-  // Never more blocks or samples than given; steps per sample from the given samples per block.
-  EXPECT_EQ(sizing::size(Shape{4, 2, 1}, 0.001, 1.0), (Shape{4, 2, 250}));
-  EXPECT_EQ(sizing::size(Shape{16, 4, 2}, 0.4, 1.0), (Shape{10, 2, 1}));
+  EXPECT_EQ(sizing::size(given, 0, 4.0), given);
+  // ResNet-50 96² inference, 65 ms a step: a pair of blocks takes 0.39 s, so 10 pairs.
+  EXPECT_EQ(sizing::size(given, 0.065, 4.0), (Shape{20, 3, 1}));
+  // GPT-2 small inference, 0.3 s: 2 samples a block (a pair 1.2 s), and 3 pairs.
+  EXPECT_EQ(sizing::size(given, 0.3, 4.0), (Shape{6, 2, 1}));
+  // GPT-2 small training, 1.1 s, and grad_accum's 3.9 s: the fewest, 2 pairs of 2-sample blocks.
+  EXPECT_EQ(sizing::size(given, 1.1, 4.0), (Shape{4, 2, 1}));
+  EXPECT_EQ(sizing::size(given, 3.9, 4.0), (Shape{4, 2, 1}));
+  // DLRM inference, 8 steps of 4.9 ms a sample: the samples as given, 17 pairs of them.
+  EXPECT_EQ(sizing::size(Shape{8, 3, 8}, 0.0049, 4.0), (Shape{34, 3, 8}));
+  // A long step given several steps a sample: one first, then 2 samples a block, then blocks.
+  EXPECT_EQ(sizing::size(Shape{16, 4, 2}, 0.4, 4.0), (Shape{6, 2, 1}));
+  // A tiny step: at most kMostSizedBlocks.
+  EXPECT_EQ(sizing::size(Shape{4, 2, 1}, 0.001, 4.0), (Shape{sizing::kMostSizedBlocks, 2, 1}));
 }
 
-TEST(Sizing, APairOfBlocksCostsAboutPairSecondsWhereverTwoStepsFitInHalfOfIt) {
+TEST(Sizing, AWorkersBlocksTakeAboutWorkerSecondsWhereverTheStepAllows) {
   const sizing::Shape given{8, 3, 1};
-  for (double pair_s : {0.3, 1.0, 4.0}) {
+  for (double worker_s : {1.0, 4.0, 16.0}) {
     for (double step = 1e-4; step <= 20; step *= 1.07) {
-      const sizing::Shape s = sizing::size(given, step, pair_s);
-      const double pair = sizing::pair_seconds(s, step);
-      EXPECT_GE(s.blocks, 4);
-      EXPECT_EQ(s.blocks % 2, 0);
-      EXPECT_GE(s.block_samples, 2);
-      if (step <= pair_s / 4) {
-        EXPECT_GE(pair, pair_s / 1.5) << "step " << step << " s, pair_s " << pair_s;
-        EXPECT_LE(pair, pair_s * 1.5) << "step " << step << " s, pair_s " << pair_s;
-        EXPECT_EQ(s.blocks, given.blocks);
+      const sizing::Shape s = sizing::size(given, step, worker_s);
+      const double worker = sizing::worker_seconds(s, step);
+      const std::string at = fmt::format("step {} s, worker_s {} s", step, worker_s);
+      EXPECT_GE(s.blocks, 4) << at;
+      EXPECT_LE(s.blocks, sizing::kMostSizedBlocks) << at;
+      EXPECT_EQ(s.blocks % 2, 0) << at;
+      EXPECT_GE(s.block_samples, 2) << at;
+      EXPECT_LE(s.block_samples, given.block_samples) << at;
+      EXPECT_EQ(s.iterations, 1) << at;
+      if (sizing::worker_seconds(given, step) <= worker_s) {
+        // A short step: the given samples, more blocks; within half a pair of worker_s unless
+        // the most blocks cap it.
+        EXPECT_EQ(s.block_samples, given.block_samples) << at;
+        EXPECT_GE(s.blocks, given.blocks) << at;
+        if (s.blocks < sizing::kMostSizedBlocks) {
+          EXPECT_NEAR(worker, worker_s, sizing::pair_seconds(s, step) / 2 + 1e-12) << at;
+        }
       } else {
-        // One step a sample, the fewest samples a block, and no more pairs than a worker of
-        // the given blocks of pair_s would sample for (at least two).
-        EXPECT_EQ(s.iterations, 1);
-        EXPECT_EQ(s.block_samples, 2);
-        EXPECT_LE(s.blocks / 2 * pair, std::max(given.blocks / 2 * pair_s + pair / 2, 2 * pair));
+        // A long step: never more than given, and no longer than 1.5 worker_s unless at the
+        // fewest: 2 pairs of 2-sample blocks.
+        EXPECT_LE(s.blocks, given.blocks) << at;
+        EXPECT_LE(worker, std::max(1.5 * worker_s, 8 * step) + 1e-12) << at;
       }
     }
   }

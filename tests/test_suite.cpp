@@ -55,7 +55,7 @@ TEST(Suite, ErrorsNameTheFilePathValueAndWhatIsValid) {
       "s.json: /experiments/0/batchsize: unknown field \"batchsize\"; valid fields: processes, "
       "warmup, samples, iterations, timeout_s, batch, mode, model, preset, options, settings, "
       "device, design, workers, blocks, block_samples, budget_s, max_workers, target_pct, "
-      "confidence_pct, decide_pct, heap_offset, pair_s, name, knob, "
+      "confidence_pct, decide_pct, heap_offset, worker_s, name, knob, "
       "factorial, arms, aa, slowdown");
   EXPECT_EQ(
       error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny", "samples": -1})")),
@@ -280,14 +280,14 @@ TEST(Suite, APairedExperimentsSamplingBudgetAndMostWorkers) {
                              "budget_s": -1})")),
             "s.json: /experiments/0/budget_s: must be a number from 0 to 604800, got -1");
   // Samples sized to the step only where the suite gives the seconds a pair of blocks should take.
-  EXPECT_EQ(plain.pair_s, 0);
+  EXPECT_EQ(plain.worker_s, 0);
   EXPECT_DOUBLE_EQ(first(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
-                             "design": "paired", "pair_s": 1.5})")
-                       .pair_s,
+                             "design": "paired", "worker_s": 1.5})")
+                       .worker_s,
                    1.5);
   EXPECT_EQ(error_of(one(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",
-                             "design": "paired", "pair_s": "1s"})")),
-            "s.json: /experiments/0/pair_s: must be a number from 0 to 3600, got \"1s\"");
+                             "design": "paired", "worker_s": "1s"})")),
+            "s.json: /experiments/0/worker_s: must be a number from 0 to 3600, got \"1s\"");
   // The half-width sampling on aims for: ±2 % unless the suite says otherwise.
   EXPECT_DOUBLE_EQ(plain.target, 0.02);
   EXPECT_DOUBLE_EQ(first(R"({"knob": "no_grad", "model": "resnet50", "preset": "tiny",

@@ -144,7 +144,7 @@ const std::vector<std::string> kSharedFields{
     "processes",  "warmup",         "samples",    "iterations",    "timeout_s", "batch",
     "mode",       "model",          "preset",     "options",       "settings",  "device",
     "design",     "workers",        "blocks",     "block_samples", "budget_s",  "max_workers",
-    "target_pct", "confidence_pct", "decide_pct", "heap_offset",   "pair_s"};
+    "target_pct", "confidence_pct", "decide_pct", "heap_offset",   "worker_s"};
 
 // The fields an experiment shares with "defaults" (`merged`): model, mode, counts, settings.
 void parse_shared(const Context& ctx, const json& merged, const std::string& where, Experiment& x) {
@@ -184,7 +184,7 @@ void parse_shared(const Context& ctx, const json& merged, const std::string& whe
   }
   // The estimator drops each block's first sample (carry-over from the other arm).
   x.block_samples = number<int>(ctx, merged, where, "block_samples", 4, 2, 100000);
-  x.pair_s = number<double>(ctx, merged, where, "pair_s", 0, 0, 3600);
+  x.worker_s = number<double>(ctx, merged, where, "worker_s", 0, 0, 3600);
   x.budget_s = number<double>(ctx, merged, where, "budget_s", 60, 0, 7 * 24 * 3600);
   x.target = number<double>(ctx, merged, where, "target_pct", 2, 0.1, 50) / 100;
   x.confidence = number<double>(ctx, merged, where, "confidence_pct", 95, 50, 99.9999) / 100;

@@ -25,7 +25,7 @@
 // "paired", "paired_processes" or "auto"; default "processes"), workers, blocks and block_samples
 // (a paired design's worker processes and their shape), budget_s and max_workers (how far a paired
 // experiment may sample beyond its workers to reach its target), target_pct (the half-width a
-// paired experiment samples on to, in per cent; default 2), pair_s (the seconds a pair of blocks
+// paired experiment samples on to, in per cent; default 2), worker_s (the seconds a worker's blocks
 // should take: later workers sized to the first worker's step; default 0, off). "aa": true makes an
 // experiment an A/A control: both arms run the knob's ON setting, so its effect measures the noise
 // floor and should come out as "no measurable effect". "slowdown": PCT makes it a positive control:
@@ -90,12 +90,12 @@ struct Experiment {
   int workers = 4;
   int blocks = 16;        // paired: ABBA blocks per worker (even: blocks 2j and 2j+1 pair)
   int block_samples = 4;  // paired: samples per block; the first of each is discarded
-  // paired: the seconds one OFF/ON pair of blocks should take (the "pair_s" field; 0, the
-  // default: the blocks, block_samples and iterations as given). From an experiment's second
-  // worker on, its samples are sized to its step as its first worker measured it
-  // (run/sizing.h): more steps per sample where a step is short, fewer samples per block and
-  // fewer blocks where it is long, so that a pair costs about pair_s everywhere.
-  double pair_s = 0;
+  // paired: the seconds a worker's blocks should take (the "worker_s" field; 0, the default: the
+  // blocks, block_samples and iterations as given). From an experiment's second worker on, its
+  // shape is sized to its step as its first worker measured it (run/sizing.h): more blocks where
+  // a step is short, one step a sample, fewer samples per block and fewer blocks where it is
+  // long, so that a worker samples for about worker_s everywhere.
+  double worker_s = 0;
   // paired: sampling until the effect is settled. After its `workers`, an experiment whose
   // interval is wider than the target (±2 %, stats::paired::Options) gets two more workers at a
   // time (one of each order) until it is settled, its workers have taken `budget_s` seconds in

@@ -122,8 +122,9 @@ void print_plan(const suite::Suite& suite, const plan::Plan& plan, const plan::M
       if (x.is_control())
         how += fmt::format(", a control: runs first, sampling on within its own budget_s of {:g} s",
                            x.budget_s);
-      if (x.design != "processes" && x.pair_s > 0)
-        how += fmt::format(", sized to the step from its second worker (pair_s {:g} s)", x.pair_s);
+      if (x.design != "processes" && x.worker_s > 0)
+        how +=
+            fmt::format(", sized to the step from its second worker (worker_s {:g} s)", x.worker_s);
       std::cerr << fmt::format("  run             {} ({}){}\n", x.name, x.design,
                                how.empty() ? "" : ":" + how.substr(1));
     }

@@ -44,7 +44,7 @@ SamplingMap sampling_of(const plan::Plan& plan) {
   for (const auto& [x, not_applicable] : plan.experiments) {
     if (x.design != "processes")
       out[x.name] = {x.budget_s, x.max_workers,          x.target,       x.confidence,
-                     x.decide,   x.heap_offset_per_pair, x.is_control(), x.pair_s};
+                     x.decide,   x.heap_offset_per_pair, x.is_control(), x.worker_s};
   }
   return out;
 }
@@ -158,12 +158,12 @@ void RunLoop::size_unit(std::vector<TrialSpec>& unit) {
   const TrialSpec& t = unit.front();
   const auto rules = sampling_.find(t.experiment);
   if (unit.size() != 2 || !t.pairing.paired() || t.process_index == 0 || rules == sampling_.end() ||
-      !(rules->second.pair_s > 0)) {
+      !(rules->second.worker_s > 0)) {
     return;
   }
   const sizing::Shape given{t.pairing.blocks, t.pairing.block_samples, t.iterations};
   if (!sized_.contains(t.experiment)) {
-    nlohmann::json record = {{"pair_s", rules->second.pair_s},
+    nlohmann::json record = {{"worker_s", rules->second.worker_s},
                              {"given",
                               {{"blocks", given.blocks},
                                {"block_samples", given.block_samples},
@@ -174,16 +174,17 @@ void RunLoop::size_unit(std::vector<TrialSpec>& unit) {
       say(fmt::format("{}: its first worker has no ok arm to size from: the suite's shape kept",
                       t.experiment));
     } else {
-      const sizing::Shape s = sizing::size(given, *step, rules->second.pair_s);
+      const sizing::Shape s = sizing::size(given, *step, rules->second.worker_s);
       record["step_s"] = *step;
       record["sized"] = {
           {"blocks", s.blocks}, {"block_samples", s.block_samples}, {"iterations", s.iterations}};
       say(fmt::format(
           "{}: a step takes {} (its first worker): from its second worker on, {} blocks of {} "
-          "samples of {} step{}, a pair of blocks about {} (the suite's {} of {} of {}: {})",
+          "samples of {} step{}, a worker's blocks about {} (the suite's {} of {} of {}: {})",
           t.experiment, seconds_text(*step), s.blocks, s.block_samples, s.iterations,
-          s.iterations > 1 ? "s" : "", seconds_text(sizing::pair_seconds(s, *step)), given.blocks,
-          given.block_samples, given.iterations, seconds_text(sizing::pair_seconds(given, *step))));
+          s.iterations > 1 ? "s" : "", seconds_text(sizing::worker_seconds(s, *step)), given.blocks,
+          given.block_samples, given.iterations,
+          seconds_text(sizing::worker_seconds(given, *step))));
     }
     sized_[t.experiment] = record;
   }

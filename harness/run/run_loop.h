@@ -31,7 +31,7 @@ struct Sampling {
   double decide = 0;               // > 0: stop at the first look that decides (suite.h, decide_pct)
   bool shared_heap_offset = true;  // suite.h, heap_offset
   bool control = false;            // an A/A or positive control: the run's budget never stops it
-  double pair_s = 0;  // > 0: workers after the first sized to the step (suite.h, run/sizing.h)
+  double worker_s = 0;  // > 0: workers after the first sized to the step (suite.h, run/sizing.h)
 };
 using SamplingMap = std::map<std::string, Sampling>;
 
@@ -67,7 +67,7 @@ class RunLoop {
   bool sample_on(const TrialSpec& off, const TrialSpec& on);
   bool add_two_workers(const TrialSpec& off, const TrialSpec& on, int workers);
   bool spend_budget();
-  // A paired unit of an experiment with pair_s, from its second worker on: its shape sized from
+  // A paired unit of an experiment with worker_s, from its second worker on: its shape sized from
   // the first worker's step (run/sizing.h), said once per experiment and kept in sized_.
   void size_unit(std::vector<TrialSpec>& unit);
   // Where a paired experiment stands: its effect now, its workers and the time they took.

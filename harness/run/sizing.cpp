@@ -12,22 +12,35 @@ double pair_seconds(const Shape& shape, double step_s) {
   return 2.0 * shape.block_samples * shape.iterations * step_s;
 }
 
-Shape size(const Shape& given, double step_s, double pair_s) {
-  if (!(pair_s > 0) || !(step_s > 0) || !std::isfinite(step_s)) return given;
+double worker_seconds(const Shape& shape, double step_s) {
+  return shape.blocks / 2 * pair_seconds(shape, step_s);
+}
+
+Shape size(const Shape& given, double step_s, double worker_s) {
+  if (!(worker_s > 0) || !(step_s > 0) || !std::isfinite(step_s)) return given;
+  // Blocks 2j and 2j+1 pair: an even count, and as many as fill worker_s at this pair's cost.
+  const auto blocks_for = [&](const Shape& s, int fewest, int most) {
+    const int pairs = int(std::lround(worker_s / pair_seconds(s, step_s)));
+    return std::clamp(2 * pairs, fewest, most);
+  };
   Shape s = given;
-  // A short step: as many steps per sample as bring the given blocks' pair to about pair_s.
-  s.iterations = std::max(1, int(std::lround(pair_s / (2.0 * given.block_samples * step_s))));
-  if (s.iterations > 1) return s;
-  // A long step: one step per sample and fewer samples per block ...
-  s.block_samples =
-      std::clamp(int(std::lround(pair_s / (2.0 * step_s))), 2, std::max(2, given.block_samples));
-  // ... and where a pair of the fewest samples still outlasts pair_s, fewer blocks: the worker
-  // samples for about as long as the given blocks' pairs of pair_s would, in at least two pairs.
-  const double pair = pair_seconds(s, step_s);
-  if (s.block_samples == 2 && pair > pair_s) {
-    const double pairs = given.blocks / 2.0 * pair_s / pair;
-    s.blocks = std::clamp(2 * int(std::lround(pairs)), std::min(4, given.blocks), given.blocks);
+  if (worker_seconds(given, step_s) <= worker_s) {
+    // A short step: more blocks of the same samples, the alternation as fine as given.
+    s.blocks = blocks_for(s, given.blocks, std::max(kMostSizedBlocks, given.blocks));
+    return s;
   }
+  // A long step: one step a sample first, then as few as 2 samples a block (the estimator drops
+  // each block's first), then as few as 4 blocks (two pairs, one of each order).
+  s.iterations =
+      std::clamp(int(std::lround(given.iterations * worker_s / worker_seconds(given, step_s))), 1,
+                 given.iterations);
+  if (worker_seconds(s, step_s) > worker_s) {
+    const double per_sample = s.blocks * s.iterations * step_s;
+    s.block_samples =
+        std::clamp(int(std::lround(worker_s / per_sample)), 2, std::max(2, given.block_samples));
+  }
+  if (worker_seconds(s, step_s) > worker_s)
+    s.blocks = blocks_for(s, std::min(4, given.blocks), given.blocks);
   return s;
 }
 

@@ -1,11 +1,14 @@
 // Samples sized to the step. An experiment's first worker runs with the suite's shape (blocks,
-// samples per block, steps per sample); from its second worker on, where the suite gives pair_s,
-// the shape is sized from the step time that first worker measured so that one OFF/ON pair of
-// blocks costs about pair_s seconds whatever the step: a short step gets more steps per sample, a
-// long one fewer samples per block (at least 2: the estimator drops each block's first) and, where
-// even that pair outlasts pair_s, fewer blocks (at least 4: two pairs, one of each order), so a
-// worker samples for about as long as the suite's blocks of pair_s would take. A pure function of
-// what the first worker stored, so a resumed run sizes its missing workers alike.
+// samples per block, steps per sample); from its second worker on, where the suite gives
+// worker_s, the shape is sized from the step time that first worker measured so that a worker's
+// blocks take about worker_s seconds whatever the step, in the shortest blocks the step allows:
+// a short step gets more blocks of the given samples (the alternation stays as fine as given,
+// up to kMostSizedBlocks); a long one one step a sample, then fewer samples per block (at least
+// 2: the estimator drops each block's first), then fewer blocks (at least 4: two pairs, one of
+// each order). Longer samples were measured and rejected: on the nightly's ResNet-50 A/A, 3 steps
+// a sample needed 38 workers to ±2 % where 1 step needed 20 (docs/studies/engine-vs-probe.md).
+// A pure function of what the first worker stored, so a resumed run sizes its missing workers
+// alike.
 #pragma once
 
 #include <optional>
@@ -15,6 +18,9 @@
 #include "store/storage.h"
 
 namespace tunebench::orchestrator::sizing {
+
+// The most blocks sizing gives a worker (unless the suite gives more): 32 pairs.
+inline constexpr int kMostSizedBlocks = 64;
 
 // How a paired worker samples.
 struct Shape {
@@ -27,12 +33,14 @@ struct Shape {
 };
 
 // The shape sized from `given` for a step of `step_s` seconds (the mean of the two arms' median
-// step), one pair of blocks costing about `pair_s`; `given` where pair_s or step_s is not
-// positive. Never more blocks or samples per block than given.
-Shape size(const Shape& given, double step_s, double pair_s);
+// step), a worker's blocks taking about `worker_s`; `given` where worker_s or step_s is not
+// positive. Never fewer blocks than given for a short step, never more samples per block or
+// steps per sample than given.
+Shape size(const Shape& given, double step_s, double worker_s);
 
-// Seconds one pair of blocks of `shape` takes at `step_s` a step.
+// Seconds one pair of blocks of `shape` takes at `step_s` a step, and all of a worker's blocks.
 double pair_seconds(const Shape& shape, double step_s);
+double worker_seconds(const Shape& shape, double step_s);
 
 // The step time of an experiment's first worker (process_index 0) among `stored`: the mean of
 // its two arms' median seconds per step; nothing where it has no ok arm with samples.
