@@ -369,6 +369,25 @@ TEST(Certify, ARunIsCertifiedOnlyWhenItsAANarrowAndCoveringOneAndItsPositiveCont
   RunReport report = controls({{"aa", 0, 1.0, 0.97, 1.03}});
   report.certification = certify(report);
   EXPECT_TRUE(not_certified(report));
+  // A long run's controls once more at the end: the whole-night intervals hold, but the end's
+  // A/A misses 1, so the night is not certified, and says where.
+  RunReport ended = controls({{"aa", 0, 1.0, 0.99, 1.0101}, {"slow", 0.03, 1.03, 1.01, 1.05}});
+  ended.run.sampling = {{"controls_at_end",
+                         {{{"experiment", "aa.no_grad"},
+                           {"ratio", 1.03},
+                           {"lo", 1.01},
+                           {"hi", 1.05},
+                           {"holds", false},
+                           {"verdict", "misses 1"}},
+                          {{"experiment", "slow3.no_grad"},
+                           {"ratio", 1.03},
+                           {"lo", 1.01},
+                           {"hi", 1.05},
+                           {"holds", true},
+                           {"verdict", "detected"}}}}};
+  EXPECT_EQ(certify(ended), "not certified: aa.no_grad at the end 1.030x [1.010, 1.050] misses 1");
+  ended.run.sampling["controls_at_end"][0]["holds"] = true;
+  EXPECT_EQ(certify(ended).rfind("certified: A/A aa.no_grad", 0), 0u) << certify(ended);
 }
 
 }  // namespace

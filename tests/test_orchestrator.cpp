@@ -617,6 +617,56 @@ TEST(Run, TheControlsRunFirstAndKeepTheirBudgetWhenTheRunsBudgetIsSpent) {
   std::filesystem::remove_all(dir);
 }
 
+// A long run's controls once more at the end (every run is long with controls_again_after_s 0):
+// each control gets its planned workers again after everything else (3 planned: 4 more, two of
+// each order), the experiment none; the end's own interval, of those workers alone, is stored
+// with the run. With the default (20 minutes) the same suite runs no more than planned
+// (APairedExperimentRunsBothArmsInEachWorkerAndStoresTheirBlocks: 18 trials).
+TEST(Run, ALongRunsControlsRunOnceMoreAtTheEndWithTheirEndIntervalStored) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunebench-end-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "paired");
+  options.controls_again_after_s = 0;
+  ASSERT_EQ(orchestrator::run(options), 0);
+  storage::Database db(options.db_path);
+  const std::string uuid = *db.latest_run_uuid();
+  const std::string aa = "aa.no_grad.resnet50-tiny-infer",
+                    slow = "slow5.no_grad.resnet50-tiny-infer";
+  EXPECT_EQ(checked_workers(db.trials(uuid, aa)), 7);
+  EXPECT_EQ(checked_workers(db.trials(uuid, slow)), 7);
+  EXPECT_EQ(checked_workers(db.trials(uuid, "no_grad.resnet50-tiny-infer")), 3);
+  // The end's workers ran after every trial of the experiment.
+  int last_experiment = -1;
+  for (const auto& t : db.trials(uuid, "no_grad.resnet50-tiny-infer"))
+    last_experiment = std::max(last_experiment, t.spec.sequence);
+  const auto end = db.run(uuid).sampling["controls_at_end"];
+  ASSERT_EQ(end.size(), 2u) << db.run(uuid).sampling;
+  for (const auto& c : end) {
+    const std::string name = c["experiment"];
+    EXPECT_TRUE(name == aa || name == slow) << name;
+    EXPECT_EQ(c["from_worker"], 3);
+    std::vector<storage::Database::StoredTrial> later;
+    for (const auto& t : db.trials(uuid, name)) {
+      if (t.spec.process_index < 3) continue;
+      EXPECT_GT(t.spec.sequence, last_experiment);
+      later.push_back(t);
+    }
+    EXPECT_EQ(later.size(), 8u);
+    const auto e = analysis::paired_time_estimate(later, name);
+    EXPECT_EQ(c["workers"], e.workers);
+    if (std::isfinite(e.lo) && e.lo > 0) {
+      EXPECT_DOUBLE_EQ(c["lo"].get<double>(), e.lo);
+      EXPECT_DOUBLE_EQ(c["hi"].get<double>(), e.hi);
+      const bool holds = name == aa ? e.lo <= 1 && 1 <= e.hi : e.lo > 1;
+      EXPECT_EQ(c["holds"], holds);
+    } else {  // every pair dropped as contaminated beside other tests: no interval, not held
+      EXPECT_EQ(c["verdict"], "no interval");
+      EXPECT_EQ(c["holds"], false);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Resident pairs settle on their width only from detect::kResidentSettleFrom workers on (the
 // PairedSimulation test "ResidentPairsSettle…" says why). With a target every interval meets at
 // once (±50 %), the A/A in one process stops at its 4 planned workers; the same A/A as resident

@@ -492,6 +492,22 @@ std::string certify(const RunReport& report) {
       held.push_back(fmt::format("{} {}", what, shown));
     }
   }
+  // A long run's controls once more at the end (run/run_loop.h, stored with its sampling): an
+  // end whose A/A misses 1 or whose positive control is not detected fails the night too.
+  const nlohmann::json& sampling = report.run.sampling;
+  if (sampling.is_object() && sampling.contains("controls_at_end")) {
+    for (const auto& c : sampling["controls_at_end"]) {
+      if (c.value("holds", false)) continue;
+      const std::string at = c.value("experiment", std::string()) + " at the end";
+      if (c["lo"].is_number() && c["hi"].is_number()) {
+        failed.push_back(fmt::format("{} {:.3f}x [{:.3f}, {:.3f}] {}", at, c["ratio"].get<double>(),
+                                     c["lo"].get<double>(), c["hi"].get<double>(),
+                                     c.value("verdict", std::string())));
+      } else {
+        failed.push_back(at + " has no interval");
+      }
+    }
+  }
   if (held.empty() && failed.empty()) return "";
   auto listed = [](const std::vector<std::string>& items) {
     std::string out;

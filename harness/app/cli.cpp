@@ -111,6 +111,13 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
                   "early and says what it would need. Default: no run budget, each experiment "
                   "samples on within its own budget_s and max_workers")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--controls-again-after", o->controls_again_after_s,
+                  "seconds: a run that has taken at least this long runs its controls (A/A and "
+                  "positive) once more at the end, as many workers as planned, so that they and "
+                  "the run's certification cover the whole night, not only its start; the end's "
+                  "own intervals are printed and stored with the run")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option_function<std::string>(
          "--ranks", [o](const std::string& how) { o->ranks_over_srun = how == "srun"; },
          "where the ranks of ddp_scaling / ddp_no_sync trials run: 'local' (default: one per core "

@@ -366,6 +366,49 @@ bool RunLoop::spend_budget() {
   }
 }
 
+bool RunLoop::controls_at_end() {
+  const double began = elapsed();
+  say(fmt::format("the run has taken {}: its {} control{} once more, as many workers as planned",
+                  duration(began), controls_.size(), controls_.size() == 1 ? "" : "s"));
+  for (const auto& [off, on] : controls_) {
+    const Sampling& limits = sampling_.at(off.experiment);
+    stats::paired::Options target;
+    target.target = limits.target;
+    target.confidence = limits.confidence;
+    const int first = now(off, target).workers;
+    const int planned = off.process_index + 1;
+    for (int added = 0; added < planned; added += 2) {
+      if (!add_two_workers(off, on, first + added)) return false;
+    }
+    std::vector<storage::Database::StoredTrial> end;
+    for (auto& t : db_.trials(run_uuid_, off.experiment))
+      if (t.spec.process_index >= first) end.push_back(std::move(t));
+    const stats::paired::Effect e = analysis::paired_time_estimate(end, off.experiment, target);
+    const bool interval = std::isfinite(e.lo) && std::isfinite(e.hi) && e.lo > 0;
+    const bool aa = off.knob == "aa";
+    const bool holds = interval && (aa ? e.lo <= 1 && 1 <= e.hi : e.lo > 1);
+    const std::string verdict = !interval ? "no interval"
+                                : aa      ? (holds ? "covers 1" : "misses 1")
+                                          : (holds ? "detected" : "not detected");
+    controls_at_end_.push_back(
+        {{"experiment", off.experiment},
+         {"workers", e.workers},
+         {"from_worker", first},
+         {"after_s", std::round(began)},
+         {"ratio", interval ? nlohmann::json(e.ratio) : nlohmann::json(nullptr)},
+         {"lo", interval ? nlohmann::json(e.lo) : nlohmann::json(nullptr)},
+         {"hi", interval ? nlohmann::json(e.hi) : nlohmann::json(nullptr)},
+         {"holds", holds},
+         {"verdict", verdict}});
+    say(fmt::format("{} at the end: {} ({} workers from worker {} on)", off.experiment,
+                    interval
+                        ? fmt::format("{:.3f}x [{:.3f}, {:.3f}] {}", e.ratio, e.lo, e.hi, verdict)
+                        : verdict,
+                    e.workers, first + 1));
+  }
+  return !g_interrupted;
+}
+
 // What the run spent, stored with it: the budget, when the planned trials were done, and how
 // each paired experiment's sampling ended; printed as a summary.
 void RunLoop::store_sampling() {
@@ -383,6 +426,7 @@ void RunLoop::store_sampling() {
       {"workers_added", added_},
       {"paired", stops_},
       {"sized", sized_},
+      {"controls_at_end", controls_at_end_},
       {"seconds", seconds}};
   say(fmt::format("sampling: {} of {} paired experiments settled, {} workers added{}", settled,
                   stops_.size(), added_,
@@ -437,6 +481,8 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
       const auto rules = sampling_.find(t.experiment);
       const bool waits = options_.budget_s > 0 && rules != sampling_.end() &&
                          !rules->second.control && rules->second.decide <= 0;
+      if (rules != sampling_.end() && rules->second.control)
+        controls_.emplace_back(unit[0], unit[1]);
       if (waits) {
         waiting_.emplace_back(unit[0], unit[1]);
       } else {
@@ -445,6 +491,10 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
     }
   }
   if (go_on && !g_interrupted && !waiting_.empty()) go_on = spend_budget();
+  if (go_on && !g_interrupted && !controls_.empty() &&
+      elapsed() >= options_.controls_again_after_s) {
+    go_on = controls_at_end();
+  }
   if (!failed_to_store_) store_sampling();
   if (failed_to_store_) {
     // Said already, with the resume command; a store that cannot take a trial (a full disk)

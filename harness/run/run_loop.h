@@ -70,6 +70,10 @@ class RunLoop {
   // A paired unit of an experiment with worker_s, from its second worker on: its shape sized from
   // the first worker's step (run/sizing.h), said once per experiment and kept in sized_.
   void size_unit(std::vector<TrialSpec>& unit);
+  // A long run's end (RunOptions::controls_again_after_s): each control's planned workers once
+  // more, beyond its budget_s and max_workers, and the interval of those end workers alone said
+  // and kept in controls_at_end_. False when the run must stop (as run_unit).
+  bool controls_at_end();
   // Where a paired experiment stands: its effect now, its workers and the time they took.
   struct Now {
     stats::paired::Effect effect;
@@ -99,6 +103,9 @@ class RunLoop {
   nlohmann::json stops_ = nlohmann::json::array();  // note_stop's, in order
   // size_unit's: by experiment, the first worker's step, the given and the sized shape.
   nlohmann::json sized_ = nlohmann::json::object();
+  // The controls' last planned worker (their arms), for controls_at_end; and what it found.
+  std::vector<std::pair<TrialSpec, TrialSpec>> controls_;
+  nlohmann::json controls_at_end_ = nlohmann::json::array();
   double planned_done_at_ = -1;  // elapsed() when every planned trial had run
   bool failed_to_store_ = false;
   Clock::time_point start_ = Clock::now();
