@@ -6,9 +6,9 @@
 // up to kMostSizedBlocks); a long one one step a sample, then fewer samples per block (at least
 // 2: the estimator drops each block's first), then fewer blocks (at least 4: two pairs, one of
 // each order). Longer samples were measured and rejected: on the nightly's ResNet-50 A/A, 3 steps
-// a sample needed 38 workers to ±2 % where 1 step needed 20 (docs/studies/engine-vs-probe.md).
-// A pure function of what the first worker stored, so a resumed run sizes its missing workers
-// alike.
+// a sample needed 28-38 workers to ±2 % where 1 step needed 10-20
+// (docs/studies/engine-vs-probe.md). A pure function of what the first worker stored, so a resumed
+// run sizes its missing workers alike.
 #pragma once
 
 #include <optional>
