@@ -619,8 +619,9 @@ TEST(Run, TheControlsRunFirstAndKeepTheirBudgetWhenTheRunsBudgetIsSpent) {
 
 // A long run's controls once more at the end (every run is long with controls_again_after_s 0):
 // each control gets its planned workers again after everything else (3 planned: 4 more, two of
-// each order), the experiment none; the end's own interval, of those workers alone, is stored
-// with the run. With the default (20 minutes) the same suite runs no more than planned
+// each order; budget_s 0: no sampling on, at the start or the end), the experiment none; the end's
+// own interval, of those workers alone, is stored with the run. With the default (20 minutes) the
+// same suite runs no more than planned
 // (APairedExperimentRunsBothArmsInEachWorkerAndStoresTheirBlocks: 18 trials).
 TEST(Run, ALongRunsControlsRunOnceMoreAtTheEndWithTheirEndIntervalStored) {
   const auto dir =
@@ -657,11 +658,52 @@ TEST(Run, ALongRunsControlsRunOnceMoreAtTheEndWithTheirEndIntervalStored) {
     if (std::isfinite(e.lo) && e.lo > 0) {
       EXPECT_DOUBLE_EQ(c["lo"].get<double>(), e.lo);
       EXPECT_DOUBLE_EQ(c["hi"].get<double>(), e.hi);
-      const bool holds = name == aa ? e.lo <= 1 && 1 <= e.hi : e.lo > 1;
-      EXPECT_EQ(c["holds"], holds);
+      const bool holds =
+          name == aa ? e.lo <= 1 && 1 <= e.hi && std::sqrt(e.hi / e.lo) - 1 <= 0.02 : e.lo > 1;
+      EXPECT_EQ(c["holds"], holds) << c;
+      // budget_s 0: the end, as the start, stops at its planned workers unless settled there.
+      if (c["stop"] != "settled")
+        EXPECT_EQ(c["stop"], "not settled (budget_s 0: the planned workers only)");
     } else {  // every pair dropped as contaminated beside other tests: no interval, not held
       EXPECT_EQ(c["verdict"], "no interval");
       EXPECT_EQ(c["holds"], false);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The end's controls sample on as the start's do: with a target no interval meets (±0.1 %), a
+// control's 3 planned workers sample on to 5 at the start (two at a time, max_workers 6), and at
+// the end 6 workers of its own (its planned 3, run as 4, then 2 more), counted from the end's
+// first worker; an A/A wider than ±2 % does not hold there, whatever it covers.
+TEST(Run, AtTheEndTheControlsSampleOnWithinTheirOwnBudgetAsAtTheStart) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunebench-end-on-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "controls_end");
+  options.controls_again_after_s = 0;
+  ASSERT_EQ(orchestrator::run(options), 0);
+  storage::Database db(options.db_path);
+  const std::string uuid = *db.latest_run_uuid();
+  const auto end = db.run(uuid).sampling["controls_at_end"];
+  ASSERT_EQ(end.size(), 2u) << db.run(uuid).sampling;
+  for (const auto& c : end) {
+    const std::string name = c["experiment"];
+    EXPECT_EQ(c["from_worker"], 5) << c;
+    EXPECT_EQ(checked_workers(db.trials(uuid, name)), 11) << name;
+    EXPECT_EQ(c["stop"], "not settled: max_workers 6 reached") << c;
+    EXPECT_GT(c["seconds"].get<double>(), 0) << c;
+    std::vector<storage::Database::StoredTrial> later;
+    for (const auto& t : db.trials(uuid, name))
+      if (t.spec.process_index >= 5) later.push_back(t);
+    const auto e = analysis::paired_time_estimate(later, name);
+    if (!(std::isfinite(e.lo) && e.lo > 0)) {  // every pair dropped beside other tests
+      EXPECT_EQ(c["holds"], false) << c;
+      continue;
+    }
+    EXPECT_DOUBLE_EQ(c["lo"].get<double>(), e.lo);
+    if (name.rfind("aa.", 0) == 0 && std::sqrt(e.hi / e.lo) - 1 > 0.02) {
+      EXPECT_EQ(c["holds"], false) << c;
+      EXPECT_NE(c["verdict"].get<std::string>().find("wider than"), std::string::npos) << c;
     }
   }
   std::filesystem::remove_all(dir);

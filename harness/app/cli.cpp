@@ -113,9 +113,10 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--controls-again-after", o->controls_again_after_s,
                   "seconds: a run that has taken at least this long runs its controls (A/A and "
-                  "positive) once more at the end, as many workers as planned, so that they and "
-                  "the run's certification cover the whole night, not only its start; the end's "
-                  "own intervals are printed and stored with the run")
+                  "positive) once more at the end, sampling on as at the start (planned workers, "
+                  "then until settled within their own budget_s), so that they and the run's "
+                  "certification cover the whole night, not only its start; the end's own "
+                  "intervals are printed and stored with the run")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option_function<std::string>(

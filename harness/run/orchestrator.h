@@ -36,8 +36,9 @@ struct RunOptions {
   // is left (run/run_loop.h).
   double budget_s = 0;
   // A run that has taken at least this many seconds once its planned trials and sampling are
-  // done runs its controls' planned workers once more at the end (run/run_loop.h), so that their
-  // intervals, and the run's certification, cover its whole length and not only its start.
+  // done runs its controls once more at the end, sampling on as at the start (run/run_loop.h),
+  // so that their intervals, and the run's certification, cover its whole length and not only
+  // its start.
   double controls_again_after_s = 1200;
   // The program that runs `worker`: this binary itself by default, started through a hard link
   // made when the run starts (run/launch_paths.h), which stays this very binary even if a

@@ -70,9 +70,11 @@ class RunLoop {
   // A paired unit of an experiment with worker_s, from its second worker on: its shape sized from
   // the first worker's step (run/sizing.h), said once per experiment and kept in sized_.
   void size_unit(std::vector<TrialSpec>& unit);
-  // A long run's end (RunOptions::controls_again_after_s): each control's planned workers once
-  // more, beyond its budget_s and max_workers, and the interval of those end workers alone said
-  // and kept in controls_at_end_. False when the run must stop (as run_unit).
+  // A long run's end (RunOptions::controls_again_after_s): each control once more, from a new
+  // worker on, as at the start: its planned workers, then sampling on until settled within its
+  // own budget_s and max_workers, counted from the end's first worker; the interval of those end
+  // workers alone, judged as the start's, said and kept in controls_at_end_. False when the run
+  // must stop (as run_unit).
   bool controls_at_end();
   // Where a paired experiment stands: its effect now, its workers and the time they took.
   struct Now {
