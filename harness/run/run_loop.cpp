@@ -314,16 +314,26 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
 }
 
 // The run's budget, once every planned trial has run: two workers at a time to the waiting
-// experiment the allocator chooses (run/allocator.h), until it chooses none. False when the run
-// must stop (as run_unit).
+// experiment the allocator chooses (run/allocator.h): the open verdict most likely to be decided
+// per second, until the budget cannot pay for two more workers or every verdict is decided within
+// its target. Each verdict is looked at only at its looks (allocation::looks_of), and keeps what
+// its last look said in between. Where the controls run again at the end, the time they took at
+// the start is kept for them. False when the run must stop (as run_unit).
 bool RunLoop::spend_budget() {
   planned_done_at_ = elapsed();
-  say(
-      fmt::format("every planned trial ran in {}; {:.0f}s of the run's budget of {:g}s left for "
-                  "the {} paired experiments not yet settled",
-                  duration(planned_done_at_), std::max(options_.budget_s - planned_done_at_, 0.0),
-                  options_.budget_s, waiting_.size()));
+  double reserve = 0;
+  if (options_.controls_again_after_s <= options_.budget_s) {
+    for (const auto& [off, on] : controls_) reserve += experiment_seconds_[off.experiment];
+  }
+  auto seconds_left = [&] { return options_.budget_s - elapsed() - reserve; };
+  say(fmt::format(
+      "every planned trial ran in {}; {:.0f}s of the run's budget of {:g}s left for the {} paired "
+      "experiments{}, spent where a verdict is still open",
+      duration(planned_done_at_), std::max(seconds_left(), 0.0), options_.budget_s, waiting_.size(),
+      reserve > 0 ? fmt::format(" ({:.0f}s kept for the controls at the end)", reserve) : ""));
   std::vector<bool> done(waiting_.size(), false);
+  // By experiment: the worker count of its last look, and what that look said.
+  std::map<std::string, allocation::Standing> looked;
   for (;;) {
     std::vector<allocation::Standing> standings;
     std::vector<Now> nows;
@@ -343,25 +353,36 @@ bool RunLoop::spend_budget() {
       s.seconds = at.seconds;
       s.half_width = at.has_interval ? at.effect.half_width : NAN;
       s.log_sd = at.effect.between_worker_sd;
+      s.log_ratio = at.has_interval ? std::log(at.effect.ratio) : 0;
       s.target = limits.target;
+      s.equivalence = target.equivalence;
       s.confidence = limits.confidence;
       s.settled = stats::paired::settled(at.effect, target) &&
                   detect::may_settle(std::nullopt, at.workers, off.pairing.resident);
+      auto last = looked.find(off.experiment);
+      const int before = last == looked.end() ? -1 : last->second.workers;
+      if (allocation::passed_look(allocation::looks_of(s.planned, s.most_workers, s.confidence),
+                                  before, s.workers)) {
+        allocation::look(s);
+        looked[off.experiment] = s;
+      } else if (last != looked.end()) {
+        s.decided = last->second.decided;
+        s.verdict = last->second.verdict;
+      }
       standings.push_back(s);
     }
-    const allocation::Decision d =
-        allocation::decide(standings, done, options_.budget_s - elapsed());
+    const allocation::Decision d = allocation::decide(standings, done, seconds_left());
     for (const auto& [i, why] : d.stopped) {
       done[i] = true;
       note_stop(waiting_[i].first.experiment, nows[i], why);
     }
     if (!d.next) return true;
     const auto& [off, on] = waiting_[*d.next];
-    say(
-        fmt::format("{}: {} after {} workers ({:.0f}s), {:.0f}s of the run's budget left: two "
-                    "more workers",
-                    off.experiment, nows[*d.next].width, nows[*d.next].workers,
-                    nows[*d.next].seconds, options_.budget_s - elapsed()));
+    say(fmt::format("{}: {} {} after {} workers ({:.0f}s), {:.0f}s of the run's budget left: "
+                    "two more workers",
+                    off.experiment, nows[*d.next].effect.text, nows[*d.next].width,
+                    nows[*d.next].workers, nows[*d.next].seconds, std::max(seconds_left(), 0.0)) +
+        " (" + d.why + ")");
     if (!add_two_workers(off, on, nows[*d.next].workers)) return false;
   }
 }
