@@ -1,5 +1,6 @@
 // The orchestrator's process handling: an explicit environment, timeouts that kill the whole
 // process group, and an interrupted run that keeps its finished trials.
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -614,6 +615,63 @@ TEST(Run, TheControlsRunFirstAndKeepTheirBudgetWhenTheRunsBudgetIsSpent) {
       stops["no_grad.resnet50-tiny-infer"].find("do not fit in the 0s left of the run's budget"),
       std::string::npos)
       << stops["no_grad.resnet50-tiny-infer"];
+  std::filesystem::remove_all(dir);
+}
+
+// A run's budget is a promise that survives --resume: a run started with a budget already spent
+// and then cut short (its experiment's last planned worker lost) resumes without --budget, keeps
+// the stored budget and the time it had spent, runs the missing worker and adds none (before,
+// the resumed run had no budget, stored budget_s null, and sampled the experiment on to its
+// max_workers within its own budget_s).
+TEST(Run, AResumedRunKeepsItsBudgetAndWhatItHadSpent) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tunebench-resume-budget-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "budget_controls");
+  options.budget_s = 1e-9;
+  ASSERT_EQ(orchestrator::run(options), 0);
+  const std::string experiment = "no_grad.resnet50-tiny-infer";
+  std::string uuid;
+  double spent = 0, experiment_spent = 0;
+  {
+    storage::Database db(options.db_path);
+    uuid = *db.latest_run_uuid();
+    const auto sampling = db.run(uuid).sampling;
+    ASSERT_TRUE(sampling["budget_s"].is_number()) << sampling;
+    spent = sampling["elapsed_s"];
+    experiment_spent = sampling["seconds"][experiment];
+    ASSERT_GT(spent, 0);
+    ASSERT_GT(experiment_spent, 0);
+    ASSERT_EQ(checked_workers(db.trials(uuid, experiment)), 3);
+    db.finish_run(uuid, "interrupted", "2026-01-01T00:00:00Z");
+  }
+  {
+    SQLite::Database raw(options.db_path, SQLite::OPEN_READWRITE);
+    raw.exec("PRAGMA foreign_keys = ON");
+    SQLite::Statement lose(raw,
+                           "DELETE FROM trials WHERE run_uuid = ? AND experiment = ? AND "
+                           "process_index = 2");
+    lose.bind(1, uuid);
+    lose.bind(2, experiment);
+    ASSERT_EQ(lose.exec(), 2);
+  }
+  RunOptions resume;
+  resume.resume = uuid.substr(0, 8);
+  resume.db_path = options.db_path;
+  resume.quiet = true;
+  resume.worker_executable = options.worker_executable;
+  ASSERT_EQ(orchestrator::run(resume), 0);
+  storage::Database db(options.db_path);
+  EXPECT_EQ(db.run(uuid).status, "completed");
+  // The missing worker ran again; the spent budget added none.
+  EXPECT_EQ(checked_workers(db.trials(uuid, experiment)), 3);
+  const auto sampling = db.run(uuid).sampling;
+  ASSERT_TRUE(sampling["budget_s"].is_number()) << sampling;
+  EXPECT_DOUBLE_EQ(sampling["budget_s"].get<double>(), 1e-9);
+  EXPECT_GE(sampling["elapsed_s"].get<double>(), spent);
+  EXPECT_DOUBLE_EQ(sampling["resumed_after_s"].get<double>(), spent);
+  // The experiment's spending goes on from what it had (its lost worker's seconds counted once
+  // more: it ran twice).
+  EXPECT_GT(sampling["seconds"][experiment].get<double>(), experiment_spent);
   std::filesystem::remove_all(dir);
 }
 

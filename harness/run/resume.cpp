@@ -116,9 +116,30 @@ int resume(const RunOptions& options) {
                              done.size(), all.size(), missing.size());
     for (const auto& w : state.warnings) std::cerr << "warning: host is not quiet: " << w << "\n";
   }
-  RunLoop loop(*db, uuid, options, caps.gpus, guard_reference, failed, invalid,
+  // The run's budget and clock go on where they were (RunLoop restores the clock): a budget given
+  // again replaces the stored one, and is said.
+  RunOptions resumed = options;
+  const json& was = stored.sampling;
+  if (was.is_object()) {
+    const double stored_budget =
+        was.value("budget_s", json()).is_number() ? was["budget_s"].get<double>() : 0;
+    const double spent = was.value("elapsed_s", 0.0);
+    if (options.budget_s <= 0) resumed.budget_s = stored_budget;
+    if (was.contains("controls_again_after_s") && was["controls_again_after_s"].is_number())
+      resumed.controls_again_after_s = was["controls_again_after_s"];
+    if (!options.quiet && (stored_budget > 0 || options.budget_s > 0)) {
+      std::cerr << fmt::format(
+          "the run's budget: {}; {:.0f}s of it spent before{}\n",
+          resumed.budget_s > 0 ? fmt::format("{:g}s", resumed.budget_s) : "none", spent,
+          options.budget_s > 0 && stored_budget > 0 && options.budget_s != stored_budget
+              ? fmt::format(" (it started with {:g}s; --budget {:g} now)", stored_budget,
+                            options.budget_s)
+              : "");
+    }
+  }
+  RunLoop loop(*db, uuid, resumed, caps.gpus, guard_reference, failed, invalid,
                sampling_of(resumed_plan));
-  return execute_or_interrupt(loop, *db, uuid, missing, options);
+  return execute_or_interrupt(loop, *db, uuid, missing, resumed);
 }
 
 }  // namespace tunebench::orchestrator

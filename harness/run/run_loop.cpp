@@ -69,6 +69,35 @@ RunLoop::RunLoop(storage::Database& db, std::string run_uuid, const RunOptions& 
   }
   // Linked now, while the file is still this very binary (a rebuild may replace it later).
   launch_.links->path_for(launch_.resolved_exe);
+  restore();
+}
+
+void RunLoop::restore() {
+  const nlohmann::json was = db_.run(run_uuid_).sampling;
+  if (was.is_object() && was.contains("elapsed_s")) {
+    spent_before_ = was.value("elapsed_s", 0.0);
+    added_ = was.value("workers_added", 0);
+    if (was.contains("sized") && was["sized"].is_object()) sized_ = was["sized"];
+    if (was.contains("seconds") && was["seconds"].is_object()) {
+      for (const auto& [experiment, s] : was["seconds"].items())
+        experiment_seconds_[experiment] = s.get<double>();
+    }
+  } else {
+    // Stored before the run kept its clock: each worker's seconds, once per worker (both arms of
+    // a paired worker hold the same figure).
+    std::map<std::pair<std::string, int>, double> workers;
+    for (const auto& t : db_.trials(run_uuid_)) {
+      const auto& e = t.result.evidence;
+      if (e.contains("worker_wall_seconds") && e["worker_wall_seconds"].is_number())
+        workers[{t.spec.experiment, t.spec.process_index}] = e["worker_wall_seconds"];
+    }
+    for (const auto& [key, s] : workers) {
+      experiment_seconds_[key.first] += s;
+      spent_before_ += s;
+    }
+  }
+  start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(spent_before_));
 }
 
 // Every arm of an experiment computes what its first trial did (within the knob's tolerance).
@@ -151,6 +180,7 @@ bool RunLoop::run_unit(const std::vector<TrialSpec>& unit,
     return false;
   }
   for (size_t u = 0; u < unit.size(); ++u) report(unit[u], results[u], positions[u]);
+  store_sampling(false);  // the clock and the spending, for a resume
   return true;
 }
 
@@ -465,34 +495,41 @@ bool RunLoop::controls_at_end() {
   return !g_interrupted;
 }
 
-// What the run spent, stored with it: the budget, when the planned trials were done, and how
-// each paired experiment's sampling ended; printed as a summary.
-void RunLoop::store_sampling() {
-  if (stops_.empty()) return;
-  int settled = 0;
-  for (const auto& s : stops_) settled += s["stop"].get<std::string>().rfind("settled", 0) == 0;
+nlohmann::json RunLoop::sampling_record() const {
   nlohmann::json seconds = nlohmann::json::object();
   for (const auto& [experiment, s] : experiment_seconds_)
     seconds[experiment] = std::round(s * 10) / 10;
-  const nlohmann::json sampling = {
+  return {
       {"budget_s", options_.budget_s > 0 ? nlohmann::json(options_.budget_s) : nlohmann::json()},
+      {"controls_again_after_s", options_.controls_again_after_s},
       {"planned_done_s",
        planned_done_at_ >= 0 ? nlohmann::json(std::round(planned_done_at_)) : nlohmann::json()},
-      {"elapsed_s", std::round(elapsed())},
+      {"elapsed_s", std::round(elapsed() * 10) / 10},
+      {"resumed_after_s", spent_before_ > 0 ? nlohmann::json(spent_before_) : nlohmann::json()},
       {"workers_added", added_},
       {"paired", stops_},
       {"sized", sized_},
       {"controls_at_end", controls_at_end_},
       {"seconds", seconds}};
-  say(fmt::format("sampling: {} of {} paired experiments settled, {} workers added{}", settled,
-                  stops_.size(), added_,
-                  options_.budget_s > 0 ? fmt::format(", {} of the run's budget of {:g}s spent",
-                                                      duration(elapsed()), options_.budget_s)
-                                        : ""));
+}
+
+void RunLoop::store_sampling(bool final) {
+  if (final && !stops_.empty()) {
+    int settled = 0;
+    for (const auto& s : stops_) {
+      const std::string stop = s["stop"];
+      settled += stop.rfind("settled", 0) == 0 || stop.rfind("decided: ", 0) == 0;
+    }
+    say(fmt::format("sampling: {} of {} paired experiments {}, {} workers added{}", settled,
+                    stops_.size(), options_.budget_s > 0 ? "decided" : "settled", added_,
+                    options_.budget_s > 0 ? fmt::format(", {} of the run's budget of {:g}s spent",
+                                                        duration(elapsed()), options_.budget_s)
+                                          : ""));
+  }
   try {
-    db_.store_sampling(run_uuid_, sampling);
+    db_.store_sampling(run_uuid_, sampling_record());
   } catch (const storage::StorageError& e) {
-    std::cerr << "tunebench: warning: " << e.what() << " (every trial is stored)\n";
+    if (final) std::cerr << "tunebench: warning: " << e.what() << " (every trial is stored)\n";
   }
 }
 
@@ -507,6 +544,7 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
   for (const auto& t : trials) next_sequence_ = std::max(next_sequence_, t.sequence + 1);
   for (const auto& t : db_.trials(run_uuid_))
     next_sequence_ = std::max(next_sequence_, t.spec.sequence + 1);
+  store_sampling(false);  // the budget and the clock, before anything runs
   bool go_on = true;
   for (size_t i = 0; i < trials.size() && go_on && !g_interrupted; ++i) {
     const TrialSpec& t = trials[i];
@@ -551,7 +589,7 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
       elapsed() >= options_.controls_again_after_s) {
     go_on = controls_at_end();
   }
-  if (!failed_to_store_) store_sampling();
+  if (!failed_to_store_) store_sampling(true);
   if (failed_to_store_) {
     // Said already, with the resume command; a store that cannot take a trial (a full disk)
     // may not take this either: the run then stays "running", and its dead orchestrator makes

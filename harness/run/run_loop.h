@@ -87,7 +87,15 @@ class RunLoop {
   Now now(const TrialSpec& off, const stats::paired::Options& target);
   // Records how a paired experiment's sampling ended (stored with the run: runs.sampling).
   void note_stop(const std::string& experiment, const Now& at, const std::string& stop);
-  void store_sampling();
+  // What the run has spent, stored with it (runs.sampling): its budget, the time it has taken,
+  // each experiment's worker seconds, what sampling added and sized, how each experiment's
+  // sampling ended. Stored when the run starts and after every unit, so that a resumed run goes
+  // on with the same budget and clock (restore()); `final` also prints the summary.
+  nlohmann::json sampling_record() const;
+  void store_sampling(bool final);
+  // A resumed run: the budget, clock and spending its earlier part stored (sampling_record), or,
+  // for a run stored before that, its workers' own seconds.
+  void restore();
 
   storage::Database& db_;
   const std::string run_uuid_;
@@ -111,6 +119,7 @@ class RunLoop {
   double planned_done_at_ = -1;  // elapsed() when every planned trial had run
   bool failed_to_store_ = false;
   Clock::time_point start_ = Clock::now();
+  double spent_before_ = 0;  // seconds the run had taken before this process resumed it
 };
 
 // The loop, with a fault it did not expect (an exception: the environment, the file system)
