@@ -78,6 +78,97 @@ TEST(Paired, BlocksArePairedTwoByTwoAndTheFirstSampleOfEachIsDropped) {
   EXPECT_NEAR(pair_up(samples, keep_all).estimate, std::log(1.1), 1e-12);
 }
 
+// Carry-over on synthetic workers: per-sample noise (2 %), a per-worker offset (3 %), a drift of
+// 0.05 % a sample across the worker, and a switch penalty on the first sample of a block that
+// follows the other arm's: `on_penalty` for ON, `off_penalty` for OFF (1: none).
+std::vector<std::vector<Sample>> carried_over(std::mt19937_64& rng, int workers, int blocks,
+                                              int per_block, double ratio, double on_penalty,
+                                              double off_penalty) {
+  std::normal_distribution<double> noise(0, 0.02), offset(0, 0.03);
+  std::vector<std::vector<Sample>> out;
+  for (int w = 0; w < workers; ++w) {
+    const double level = std::exp(offset(rng));
+    int taken = 0;
+    bool previous_on = false;
+    out.push_back(abba_worker(blocks, per_block, w % 2 == 1, [&](Sample& s) {
+      double t = level * (1 + 0.0005 * taken) * std::exp(noise(rng)) * (s.on ? ratio : 1.0);
+      if (s.position == 0 && taken > 0 && s.on != previous_on) t *= s.on ? on_penalty : off_penalty;
+      s.seconds = t;
+      s.cpu_seconds = t;
+      previous_on = s.on;
+      ++taken;
+    }));
+  }
+  return out;
+}
+
+TEST(Paired, CarryOverIsMeasuredWhereOneArmLeavesStateAndNotWhereNeitherDoes) {
+  std::mt19937_64 rng(5);
+  for (int per_block : {1, 3}) {
+    int shown_none = 0, shown_on = 0, shown_symmetric = 0;
+    constexpr int kExperiments = 200;
+    for (int x = 0; x < kExperiments; ++x) {
+      // No carry-over: shown at about the interval's 5 %.
+      shown_none += carry_over(carried_over(rng, 8, 32, per_block, 1.05, 1, 1)).shows;
+      // ON's first step after OFF 8 % slower: shown nearly always, at about 1.08x.
+      const CarryOver c = carry_over(carried_over(rng, 8, 32, per_block, 1.05, 1.08, 1));
+      shown_on += c.shows;
+      if (x == 0) {
+        EXPECT_EQ(c.units, 8 * 7) << c.text;  // 15 penalties a worker of 32 blocks: 7 units
+        EXPECT_GT(c.ratio, 1.05) << c.text;
+        EXPECT_LT(c.ratio, 1.11) << c.text;
+      }
+      // Both arms 8 % slower after a switch: ABBA cancels it, and nothing is shown.
+      shown_symmetric += carry_over(carried_over(rng, 8, 32, per_block, 1.05, 1.08, 1.08)).shows;
+    }
+    std::cerr << per_block << " a block, carry-over shown in " << kExperiments
+              << " experiments: none " << shown_none << ", ON's only " << shown_on
+              << ", both arms alike " << shown_symmetric << "\n";
+    const double bound = 0.05 + 3 * std::sqrt(0.05 * 0.95 / kExperiments);
+    EXPECT_LE(shown_none, bound * kExperiments) << per_block << " a block";
+    EXPECT_LE(shown_symmetric, bound * kExperiments) << per_block << " a block";
+    EXPECT_GE(shown_on, 0.9 * kExperiments) << per_block << " a block";
+  }
+}
+
+TEST(Paired, TheGuardDropsFirstSamplesOnlyWhereCarryOverShows) {
+  std::mt19937_64 rng(9);
+  // Blocks of 2: a block's median is the mean of its two samples, so a carry-over on the first
+  // reaches the estimate. ON 15 % slower after OFF, no effect otherwise.
+  const auto biased = carried_over(rng, 12, 32, 2, 1.0, 1.15, 1);
+  const CarryOver c = carry_over(biased);
+  ASSERT_TRUE(c.shows) << c.text;
+  Options keep_all;
+  keep_all.discard = 0;
+  const Effect kept = estimate(biased, keep_all);
+  const Effect guarded = estimate_guarded(biased, c);
+  EXPECT_EQ(guarded.discard, 1);
+  EXPECT_GT(kept.ratio, 1.02) << kept.text;  // half the pairs carry half of 15 %
+  EXPECT_LE(guarded.lo, 1.0) << guarded.text;
+  EXPECT_GE(guarded.hi, 1.0) << guarded.text;
+  // Without carry-over every sample is kept: more of them, and a narrower interval.
+  const auto clean = carried_over(rng, 12, 32, 2, 1.0, 1, 1);
+  const CarryOver none = carry_over(clean);
+  ASSERT_FALSE(none.shows) << none.text;
+  const Effect all = estimate_guarded(clean, none);
+  EXPECT_EQ(all.discard, 0);
+  Options drop;
+  drop.discard = 1;
+  EXPECT_LT(all.half_width, estimate(clean, drop).half_width);
+  // One sample a block: nothing to drop, whatever is shown.
+  const auto single = carried_over(rng, 8, 32, 1, 1.0, 1.15, 1);
+  const Effect as_taken = estimate_guarded(single, carry_over(single));
+  EXPECT_EQ(as_taken.discard, 0);
+  EXPECT_EQ(as_taken.pairs, 8 * 16);
+  // Workers of both shapes (sampling lengthened the blocks once carry-over showed): the longer
+  // blocks drop their first samples, the one-sample workers keep theirs.
+  auto mixed = biased;
+  mixed.insert(mixed.end(), single.begin(), single.end());
+  const Effect both = estimate_guarded(mixed, carry_over(mixed));
+  EXPECT_EQ(both.discard, 1);
+  EXPECT_EQ(both.pairs, 12 * 16 + 8 * 16);
+}
+
 TEST(Paired, AnUnpairedLastBlockIsIgnoredAndBlocksMustAlternate) {
   auto samples = worker(5, 2, true, 0.9, [](int, int) { return 2.0; });
   EXPECT_EQ(pair_up(samples).log_ratios.size(), 2u);

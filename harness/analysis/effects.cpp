@@ -178,8 +178,9 @@ std::string pressure_note(const std::map<int, std::vector<PairedSample>>& paired
 // both ok, the log ratios of its adjacent OFF/ON blocks; across workers, a t interval.
 stats::Effect paired_time_effect(const Samples& s) {
   const stats::paired::Options options;
-  const stats::paired::Effect p =
-      stats::paired::estimate(paired_workers(s.paired, s.paired_ok_arms), options);
+  const auto workers = paired_workers(s.paired, s.paired_ok_arms);
+  const stats::paired::CarryOver carry = stats::paired::carry_over(workers, options.confidence);
+  const stats::paired::Effect p = stats::paired::estimate_guarded(workers, carry, options);
   stats::Effect e{p.ratio, p.lo, p.hi, options.confidence, 0, p.verdict, "", options.equivalence};
   e.note = fmt::format(
       "paired: {} {}, {} pairs of blocks kept, {} dropped as contaminated; {} differ by {:.1f}% "
@@ -187,6 +188,10 @@ stats::Effect paired_time_effect(const Samples& s) {
       p.workers, s.resident ? "resident process pairs" : "workers", p.pairs, p.dropped,
       s.resident ? "process pairs" : "workers", 100 * p.between_worker_sd,
       100 * p.within_worker_sd);
+  e.note += "; " + carry.text +
+            (p.discard > 0 ? ": the first sample of every block dropped"
+             : carry.shows ? ": blocks of one sample, nothing to drop (the estimate may carry it)"
+                           : ": every sample kept");
   e.note += pressure_note(s.paired);
   if (std::isfinite(p.half_width) && p.half_width > options.target &&
       p.verdict != stats::Verdict::not_precise) {
@@ -425,7 +430,9 @@ stats::paired::Effect paired_time_estimate(const std::vector<Stored::StoredTrial
     if (t.spec.experiment == experiment && t.spec.pairing.paired() && t.result.status == "ok")
       add_paired_arm(paired, ok_arms, t);
   }
-  return stats::paired::estimate(paired_workers(paired, ok_arms), options);
+  const auto workers = paired_workers(paired, ok_arms);
+  return stats::paired::estimate_guarded(
+      workers, stats::paired::carry_over(workers, options.confidence), options);
 }
 
 std::vector<NamedEffect> factorial_effects(const std::vector<std::string>& cells,

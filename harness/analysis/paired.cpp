@@ -84,6 +84,9 @@ double trimmed_mean(std::vector<double> values, double trim) {
 
 WorkerPairs pair_up(const std::vector<Sample>& samples, const Options& options) {
   check_options(options);
+  const bool single =
+      std::none_of(samples.begin(), samples.end(), [](const Sample& s) { return s.position > 0; });
+  const int discard = options.discard_only_longer_blocks && single ? 0 : options.discard;
   std::vector<Block> blocks;
   int current = std::numeric_limits<int>::min();
   for (const Sample& s : samples) {
@@ -106,7 +109,7 @@ WorkerPairs pair_up(const std::vector<Sample>& samples, const Options& options) 
     } else if (blocks.back().on != s.on) {
       throw std::invalid_argument(fmt::format("block {} holds samples of both arms", s.block));
     }
-    if (s.position >= options.discard) blocks.back().kept.push_back(&s);
+    if (s.position >= discard) blocks.back().kept.push_back(&s);
   }
   WorkerPairs out;
   const double usual_on = usual_wait(blocks, true), usual_off = usual_wait(blocks, false);
@@ -130,6 +133,7 @@ WorkerPairs pair_up(const std::vector<Sample>& samples, const Options& options) 
 Effect estimate(const std::vector<std::vector<Sample>>& workers, const Options& options) {
   check_options(options);
   Effect e;
+  e.discard = options.discard;
   std::vector<double> estimates;
   double within_ss = 0;
   int within_df = 0;
@@ -199,6 +203,96 @@ Effect estimate(const std::vector<std::vector<Sample>>& workers, const Options& 
     e.text += fmt::format(" (±{:.1f}%, wider than the ±{:g}% target)", e.half_width * 100,
                           options.target * 100);
   }
+  return e;
+}
+
+CarryOver carry_over(const std::vector<std::vector<Sample>>& workers, double confidence) {
+  std::vector<double> units;
+  for (const auto& samples : workers) {
+    // Blocks in order: arm, first sample's log seconds less the mean of the later ones' logs.
+    struct First {
+      bool on;
+      double x;
+    };
+    std::vector<First> blocks;
+    std::vector<double> later;
+    int current = std::numeric_limits<int>::min();
+    bool have = false;
+    double first = 0;
+    bool on = false;
+    auto close = [&] {
+      if (!have) return;
+      double level = 0;
+      for (double y : later) level += y;
+      blocks.push_back({on, first - (later.empty() ? 0 : level / double(later.size()))});
+    };
+    for (const Sample& s : samples) {
+      if (!(s.seconds > 0) || !std::isfinite(s.seconds)) continue;
+      if (s.block != current) {
+        close();
+        current = s.block;
+        have = false;
+        later.clear();
+      }
+      if (s.position == 0) {
+        have = true;
+        first = std::log(s.seconds);
+        on = s.on;
+      } else if (have) {
+        later.push_back(std::log(s.seconds));
+      }
+    }
+    close();
+    // Penalties: a block after the other arm's, less the next block, of its own arm.
+    std::vector<std::pair<bool, double>> penalties;
+    for (size_t b = 1; b + 1 < blocks.size(); ++b) {
+      if (blocks[b].on != blocks[b - 1].on && blocks[b + 1].on == blocks[b].on)
+        penalties.emplace_back(blocks[b].on, blocks[b].x - blocks[b + 1].x);
+    }
+    for (size_t k = 0; k + 1 < penalties.size(); k += 2) {
+      const auto& [a_on, a] = penalties[k];
+      const auto& [b_on, b] = penalties[k + 1];
+      if (a_on == b_on) continue;
+      units.push_back(a_on ? a - b : b - a);
+    }
+  }
+  CarryOver c;
+  c.units = int(units.size());
+  c.lo = c.hi = kNaN;
+  if (units.empty()) {
+    c.text = "carry-over: no units to measure it from";
+    return c;
+  }
+  const double n = double(units.size());
+  const double mean = std::accumulate(units.begin(), units.end(), 0.0) / n;
+  c.ratio = std::exp(mean);
+  if (units.size() < 3) {
+    c.text = fmt::format("carry-over {}x [no interval] ({} units): not measurable", number(c.ratio),
+                         c.units);
+    return c;
+  }
+  double ss = 0;
+  for (double u : units) ss += (u - mean) * (u - mean);
+  const double h = t_quantile(1 - (1 - confidence) / 2, c.units - 1) * std::sqrt(ss / (n - 1) / n);
+  c.lo = std::exp(mean - h);
+  c.hi = std::exp(mean + h);
+  c.shows = c.lo > 1 || c.hi < 1;
+  c.text = fmt::format("carry-over {}x [{}, {}] ({} units): {}", number(c.ratio), number(c.lo),
+                       number(c.hi), c.units, c.shows ? "measured" : "none measured");
+  return c;
+}
+
+Effect estimate_guarded(const std::vector<std::vector<Sample>>& workers, const CarryOver& carry,
+                        Options options) {
+  options.discard = carry.shows ? 1 : 0;
+  options.discard_only_longer_blocks = true;
+  Effect e = estimate(workers, options);
+  // What was dropped: nothing where no worker had blocks longer than one sample.
+  const bool longer = std::any_of(workers.begin(), workers.end(), [](const auto& samples) {
+    return std::any_of(samples.begin(), samples.end(),
+                       [](const Sample& s) { return s.position > 0; });
+  });
+  if (!longer) e.discard = 0;
   return e;
 }
 

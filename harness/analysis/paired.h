@@ -45,11 +45,14 @@ struct ContaminationRule {
 };
 
 struct Options {
-  double confidence = 0.95;     // of the interval
-  double target = 0.02;         // the half-width to reach, as a fraction (±2 %)
-  double equivalence = 0.02;    // "no effect beyond ±equivalence" (two one-sided tests)
-  double trim = 0.1;            // fraction of each worker's pair log ratios cut from each end
-  int discard = 1;              // samples dropped at the start of every block
+  double confidence = 0.95;   // of the interval
+  double target = 0.02;       // the half-width to reach, as a fraction (±2 %)
+  double equivalence = 0.02;  // "no effect beyond ±equivalence" (two one-sided tests)
+  double trim = 0.1;          // fraction of each worker's pair log ratios cut from each end
+  int discard = 1;            // samples dropped at the start of every block
+  // Drop them only in workers whose blocks hold more than one sample (a worker of one-sample
+  // blocks keeps them all rather than every pair being lost): estimate_guarded's.
+  bool discard_only_longer_blocks = false;
   int min_workers = 3;          // fewer: no interval
   bool lower_is_better = true;  // time: true
   ContaminationRule contamination{};
@@ -83,6 +86,7 @@ struct Effect {
   int dropped = 0;               // pairs dropped as contaminated, all workers
   double between_worker_sd = 0;  // sd of the workers' log estimates: the per-process offset
   double within_worker_sd = 0;   // pooled sd of the pair log ratios inside workers
+  int discard = 0;               // samples dropped at the start of every block (Options)
   Verdict verdict = Verdict::insufficient;
   std::string text;  // "0.9812x [0.9701, 0.9924] helps", never the ratio without its interval
 };
@@ -97,6 +101,35 @@ Effect estimate(const std::vector<std::vector<Sample>>& workers, const Options& 
 // min_workers workers and a half-width at or below the target. It looks at the width only, never
 // at the estimate, so stopping does not bias the interval towards any answer.
 bool settled(const Effect& effect, const Options& options = {});
+
+// Carry-over between the arms, measured from an experiment's own samples. Dropping the first
+// sample of every block guards against one arm leaving state (caches, freed pages, allocator bins)
+// that slows or speeds the other's next step; it costs a third to half of the samples at 2-3 a
+// block, and ABBA order already cancels a carry-over that is the same both ways. What biases the
+// estimate is a carry-over that differs between the arms, and that is what this measures.
+//
+// In ABBA order the first block of every pair follows a block of its own arm and the second
+// follows the other arm (OFF ON | ON OFF | OFF ON …): so block 2j+1's first step runs after a
+// switch and block 2j+2's, of the same arm, after a block of its own arm. Their difference is
+// that arm's switch penalty: in log seconds, x(2j+1) − x(2j+2), with x a block's first sample,
+// less the mean of the block's later samples where it has them (which takes out the block's own
+// level and the host's drift within it). Consecutive such differences are of alternate arms, and
+// each pair of them makes one unit, ON's penalty less OFF's, in which a linear drift cancels.
+// Across every unit of every worker, a t interval: the carry-over shows where it excludes 0.
+struct CarryOver {
+  double ratio = 1;       // exp(mean unit): ON's switch penalty over OFF's, as a ratio
+  double lo = 0, hi = 0;  // its t interval; NaN with fewer than 3 units
+  int units = 0;          // pairs of penalties, all workers
+  bool shows = false;     // the interval excludes 1
+  std::string text;       // "carry-over 1.004x [0.997, 1.011] (24 units): none measured"
+};
+CarryOver carry_over(const std::vector<std::vector<Sample>>& workers, double confidence = 0.95);
+
+// The paired estimate with the first sample of each block kept unless `carry` shows a carry-over
+// (then dropped: options.discard is 1) in the workers whose blocks have more than one sample; a
+// worker of one-sample blocks has nothing to drop, and its pairs are as taken.
+Effect estimate_guarded(const std::vector<std::vector<Sample>>& workers, const CarryOver& carry,
+                        Options options = {});
 
 // The ABBA order of the blocks (core/records.h).
 using tunebench::abba_order;
