@@ -382,5 +382,32 @@ TEST(Sizing, AWorkersBlocksTakeAboutWorkerSecondsWhereverTheStepAllows) {
   }
 }
 
+// One-step blocks, where no carry-over shows: one sample of each arm a turn, as many as fill
+// worker_s, nothing dropped.
+TEST(Sizing, OneStepBlocksFillWorkerSecondsWithOneSampleOfEachArmATurn) {
+  using sizing::Shape;
+  const Shape given{4, 3, 1};
+  EXPECT_EQ(sizing::one_step(given, 0.065, 0), given);
+  // ResNet-50 96², 65 ms: a pair 0.13 s, 31 pairs in 4 s.
+  EXPECT_EQ(sizing::one_step(given, 0.065, 4.0), (Shape{62, 1, 1}));
+  // GPT-2 small training, 1.1 s: the fewest, 2 pairs.
+  EXPECT_EQ(sizing::one_step(given, 1.1, 4.0), (Shape{4, 1, 1}));
+  // DLRM inference, 8 steps of 4.9 ms a sample: the samples as given, 51 pairs.
+  EXPECT_EQ(sizing::one_step(Shape{4, 3, 8}, 0.0049, 4.0), (Shape{102, 1, 8}));
+  // A long step given several steps a sample: halved until 4 blocks fit (2 steps: 3.2 s), then
+  // the blocks that fill 4 s (a pair 1.6 s: 2.5 pairs, rounded to 3).
+  EXPECT_EQ(sizing::one_step(Shape{4, 3, 8}, 0.4, 4.0), (Shape{6, 1, 2}));
+  // A tiny step: at most kMostOneStepBlocks.
+  EXPECT_EQ(sizing::one_step(given, 1e-4, 4.0), (Shape{sizing::kMostOneStepBlocks, 1, 1}));
+  for (double step = 1e-4; step <= 20; step *= 1.07) {
+    const Shape s = sizing::one_step(given, step, 4.0);
+    EXPECT_EQ(s.block_samples, 1) << step;
+    EXPECT_EQ(s.blocks % 2, 0) << step;
+    EXPECT_GE(s.blocks, 4) << step;
+    if (s.blocks > 4 && s.blocks < sizing::kMostOneStepBlocks)
+      EXPECT_NEAR(sizing::worker_seconds(s, step), 4.0, sizing::pair_seconds(s, step) / 2 + 1e-12);
+  }
+}
+
 }  // namespace
 }  // namespace tunebench::orchestrator::allocation

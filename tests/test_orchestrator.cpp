@@ -395,9 +395,10 @@ TEST(Run, APairedExperimentRunsBothArmsInEachWorkerAndStoresTheirBlocks) {
   std::filesystem::remove_all(dir);
 }
 
-// Samples sized to the step: the first worker samples the suite's shape; the later ones the shape
-// sizing::size gives for the step time that first worker stored (a tiny step: more blocks of the
-// same samples), which the run stores with each trial and in its sampling record.
+// Samples sized to the step: the first worker samples the suite's shape; the later ones one-step
+// blocks sized for the step time that first worker stored (a tiny step: many blocks), or, once
+// carry-over between the arms shows in what is stored, the shape sizing::size gives; the run
+// stores the shape with each trial and both shapes in its sampling record.
 TEST(Run, ASizedExperimentsLaterWorkersSampleTheShapeItsFirstWorkersStepAsks) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tunebench-sized-" + std::to_string(getpid()));
@@ -410,24 +411,33 @@ TEST(Run, ASizedExperimentsLaterWorkersSampleTheShapeItsFirstWorkersStepAsks) {
   const auto step = sizing::first_worker_step(trials);
   ASSERT_TRUE(step.has_value());
   const sizing::Shape given{8, 3, 1};
-  const sizing::Shape sized = sizing::size(given, *step, 0.5);
+  const sizing::Shape one = sizing::one_step(given, *step, 0.5);
+  const sizing::Shape guarded = sizing::size(given, *step, 0.5);
   // A tiny ResNet-50 step of two images on one thread takes milliseconds: 8 blocks of 3 take
   // well under the 0.5 s a worker's blocks are to take, so the sized workers get more blocks.
-  ASSERT_GT(sized.blocks, given.blocks) << "a step of " << *step << " s";
+  ASSERT_GT(guarded.blocks, given.blocks) << "a step of " << *step << " s";
+  ASSERT_GT(one.blocks, given.blocks) << "a step of " << *step << " s";
+  EXPECT_EQ(one.block_samples, 1);
+  const auto record = db.run(uuid).sampling["sized"]["no_grad.resnet50-tiny-infer"];
+  ASSERT_TRUE(record.is_object()) << db.run(uuid).sampling;
+  // The first worker's 8 blocks hold one pair of switch penalties: no interval, nothing shown,
+  // so the second worker takes one-step blocks; the third may find carry-over in the first two.
+  const int carry_from = record.value("carry_over_from", 3);
+  EXPECT_GE(carry_from, 2) << record;
   for (const auto& t : trials) {
     ASSERT_EQ(t.result.status, "ok") << t.result.error;
-    const sizing::Shape shape = t.spec.process_index == 0 ? given : sized;
-    EXPECT_EQ(t.spec.pairing.blocks, shape.blocks);
-    EXPECT_EQ(t.spec.pairing.block_samples, shape.block_samples);
-    EXPECT_EQ(t.spec.iterations, shape.iterations) << "worker " << t.spec.process_index;
+    const int w = t.spec.process_index;
+    const sizing::Shape shape = w == 0 ? given : w >= carry_from ? guarded : one;
+    EXPECT_EQ(t.spec.pairing.blocks, shape.blocks) << "worker " << w;
+    EXPECT_EQ(t.spec.pairing.block_samples, shape.block_samples) << "worker " << w;
+    EXPECT_EQ(t.spec.iterations, shape.iterations) << "worker " << w;
     // What the worker did: half the blocks of this arm's samples, each timing that many steps.
     EXPECT_EQ(t.result.paired_samples.size(), size_t(shape.blocks / 2 * shape.block_samples));
     EXPECT_EQ(t.result.evidence["paired"]["blocks"], shape.blocks);
   }
-  const auto record = db.run(uuid).sampling["sized"]["no_grad.resnet50-tiny-infer"];
-  ASSERT_TRUE(record.is_object()) << db.run(uuid).sampling;
   EXPECT_DOUBLE_EQ(record["step_s"].get<double>(), *step);
-  EXPECT_EQ(record["sized"]["blocks"], sized.blocks);
+  EXPECT_EQ(record["sized"]["blocks"], one.blocks);
+  EXPECT_EQ(record["guarded"]["blocks"], guarded.blocks);
   EXPECT_EQ(record["given"]["blocks"], 8);
   std::filesystem::remove_all(dir);
 }

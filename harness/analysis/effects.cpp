@@ -421,18 +421,33 @@ void store_writer(storage::Database& db, const std::string& run_uuid) {
 
 }  // namespace
 
-stats::paired::Effect paired_time_estimate(const std::vector<Stored::StoredTrial>& trials,
-                                           const std::string& experiment,
-                                           const stats::paired::Options& options) {
+namespace {
+
+// The workers of paired experiment `experiment` whose two arms are both ok, from stored trials.
+std::vector<std::vector<PairedSample>> experiment_workers(
+    const std::vector<Stored::StoredTrial>& trials, const std::string& experiment) {
   std::map<int, std::vector<PairedSample>> paired;
   std::map<int, int> ok_arms;
   for (const auto& t : trials) {
     if (t.spec.experiment == experiment && t.spec.pairing.paired() && t.result.status == "ok")
       add_paired_arm(paired, ok_arms, t);
   }
-  const auto workers = paired_workers(paired, ok_arms);
+  return paired_workers(paired, ok_arms);
+}
+
+}  // namespace
+
+stats::paired::Effect paired_time_estimate(const std::vector<Stored::StoredTrial>& trials,
+                                           const std::string& experiment,
+                                           const stats::paired::Options& options) {
+  const auto workers = experiment_workers(trials, experiment);
   return stats::paired::estimate_guarded(
       workers, stats::paired::carry_over(workers, options.confidence), options);
+}
+
+stats::paired::CarryOver paired_carry_over(const std::vector<Stored::StoredTrial>& trials,
+                                           const std::string& experiment) {
+  return stats::paired::carry_over(experiment_workers(trials, experiment));
 }
 
 std::vector<NamedEffect> factorial_effects(const std::vector<std::string>& cells,

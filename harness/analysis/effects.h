@@ -31,6 +31,12 @@ std::string certify(const RunReport& report);
 // Computes the run's numbers and stores them, replacing earlier ones.
 void store_effects(storage::Database& db, const std::string& run_uuid);
 
+// The carry-over between the arms of paired experiment `experiment` (stats::paired::carry_over)
+// over its workers whose two arms are both ok: what decides whether its estimate drops the first
+// sample of every block, and whether sampling gives its later workers one-step blocks.
+stats::paired::CarryOver paired_carry_over(
+    const std::vector<storage::Database::StoredTrial>& trials, const std::string& experiment);
+
 // The time effect of paired experiment `experiment` from a run's stored trials, exactly as
 // compute_report computes it (the workers whose two arms are both ok): what the orchestrator's
 // stopping rule (stats::paired::settled) looks at after each worker, at `options`' confidence

@@ -192,38 +192,56 @@ void RunLoop::size_unit(std::vector<TrialSpec>& unit) {
     return;
   }
   const sizing::Shape given{t.pairing.blocks, t.pairing.block_samples, t.iterations};
+  auto shape_json = [](const sizing::Shape& s) {
+    return nlohmann::json{
+        {"blocks", s.blocks}, {"block_samples", s.block_samples}, {"iterations", s.iterations}};
+  };
+  const auto stored = db_.trials(run_uuid_, t.experiment);
   if (!sized_.contains(t.experiment)) {
-    nlohmann::json record = {{"worker_s", rules->second.worker_s},
-                             {"given",
-                              {{"blocks", given.blocks},
-                               {"block_samples", given.block_samples},
-                               {"iterations", given.iterations}}}};
-    const auto step = sizing::first_worker_step(db_.trials(run_uuid_, t.experiment));
+    nlohmann::json record = {{"worker_s", rules->second.worker_s}, {"given", shape_json(given)}};
+    const auto step = sizing::first_worker_step(stored);
     if (!step) {
       record["why"] = "its first worker has no ok arm: the suite's shape kept";
       say(fmt::format("{}: its first worker has no ok arm to size from: the suite's shape kept",
                       t.experiment));
     } else {
-      const sizing::Shape s = sizing::size(given, *step, rules->second.worker_s);
+      // One step of each arm a turn while no carry-over between the arms shows; the suite's
+      // samples a block, its first dropped, where it does.
+      const sizing::Shape one = sizing::one_step(given, *step, rules->second.worker_s);
+      const sizing::Shape guarded = sizing::size(given, *step, rules->second.worker_s);
       record["step_s"] = *step;
-      record["sized"] = {
-          {"blocks", s.blocks}, {"block_samples", s.block_samples}, {"iterations", s.iterations}};
+      record["sized"] = shape_json(one);
+      record["guarded"] = shape_json(guarded);
       say(fmt::format(
-          "{}: a step takes {} (its first worker): from its second worker on, {} blocks of {} "
-          "samples of {} step{}, a worker's blocks about {} (the suite's {} of {} of {}: {})",
-          t.experiment, seconds_text(*step), s.blocks, s.block_samples, s.iterations,
-          s.iterations > 1 ? "s" : "", seconds_text(sizing::worker_seconds(s, *step)), given.blocks,
-          given.block_samples, given.iterations,
-          seconds_text(sizing::worker_seconds(given, *step))));
+          "{}: a step takes {} (its first worker): from its second worker on, {} blocks of one "
+          "sample of {} step{} while no carry-over between the arms shows (a worker's blocks "
+          "about {}), else {} blocks of {} (the suite's {} of {} of {}: {})",
+          t.experiment, seconds_text(*step), one.blocks, one.iterations,
+          one.iterations > 1 ? "s" : "", seconds_text(sizing::worker_seconds(one, *step)),
+          guarded.blocks, guarded.block_samples, given.blocks, given.block_samples,
+          given.iterations, seconds_text(sizing::worker_seconds(given, *step))));
     }
     sized_[t.experiment] = record;
   }
-  const nlohmann::json& record = sized_[t.experiment];
+  nlohmann::json& record = sized_[t.experiment];
   if (!record.contains("sized")) return;
+  if (!record.contains("carry_over_from")) {
+    const stats::paired::CarryOver carry = analysis::paired_carry_over(stored, t.experiment);
+    if (carry.shows) {
+      record["carry_over_from"] = t.process_index;
+      record["carry_over"] = carry.text;
+      say(
+          fmt::format("{}: {} after {} workers: from worker {} on, blocks of {} samples, the "
+                      "first of each dropped",
+                      t.experiment, carry.text, t.process_index, t.process_index + 1,
+                      record["guarded"]["block_samples"].get<int>()));
+    }
+  }
+  const nlohmann::json& shape = record[record.contains("carry_over_from") ? "guarded" : "sized"];
   for (TrialSpec& arm : unit) {
-    arm.pairing.blocks = record["sized"]["blocks"];
-    arm.pairing.block_samples = record["sized"]["block_samples"];
-    arm.iterations = record["sized"]["iterations"];
+    arm.pairing.blocks = shape["blocks"];
+    arm.pairing.block_samples = shape["block_samples"];
+    arm.iterations = shape["iterations"];
     arm.samples = arm.pairing.blocks / 2 * arm.pairing.block_samples;
   }
 }

@@ -44,6 +44,17 @@ Shape size(const Shape& given, double step_s, double worker_s) {
   return s;
 }
 
+Shape one_step(const Shape& given, double step_s, double worker_s) {
+  if (!(worker_s > 0) || !(step_s > 0) || !std::isfinite(step_s)) return given;
+  Shape s{0, 1, given.iterations};
+  // A long step: fewer steps a sample until 4 blocks fit (one step at the least).
+  while (s.iterations > 1 && worker_seconds({4, 1, s.iterations}, step_s) > worker_s)
+    s.iterations = std::max(1, s.iterations / 2);
+  const int pairs = int(std::lround(worker_s / pair_seconds(s, step_s)));
+  s.blocks = std::clamp(2 * pairs, 4, kMostOneStepBlocks);
+  return s;
+}
+
 std::optional<double> first_worker_step(const std::vector<storage::Database::StoredTrial>& stored) {
   double sum = 0;
   int arms = 0;

@@ -21,6 +21,8 @@ namespace tunebench::orchestrator::sizing {
 
 // The most blocks sizing gives a worker (unless the suite gives more): 32 pairs.
 inline constexpr int kMostSizedBlocks = 64;
+// The most one-step blocks it gives a worker: 64 pairs of one step of each arm.
+inline constexpr int kMostOneStepBlocks = 128;
 
 // How a paired worker samples.
 struct Shape {
@@ -37,6 +39,13 @@ struct Shape {
 // positive. Never fewer blocks than given for a short step, never more samples per block or
 // steps per sample than given.
 Shape size(const Shape& given, double step_s, double worker_s);
+
+// The shape sized from `given` with one sample a block, for an experiment whose samples show no
+// carry-over between its arms (stats::paired::carry_over): the arms alternate every sample in ABBA
+// order and nothing is dropped, so a pair of blocks is one sample of each arm; as many blocks as
+// fill `worker_s` (at least 4, at most kMostOneStepBlocks), the given steps a sample where they
+// fit, fewer for a long step. `given` where worker_s or step_s is not positive.
+Shape one_step(const Shape& given, double step_s, double worker_s);
 
 // Seconds one pair of blocks of `shape` takes at `step_s` a step, and all of a worker's blocks.
 double pair_seconds(const Shape& shape, double step_s);
