@@ -282,5 +282,40 @@ TEST(Arms, APairWaitsForAQuietHostNoLongerThanItsLimit) {
   EXPECT_LT(w.seconds, 1.0);
 }
 
+// A pair starts at once where the host was quiet through the pair before it, and waits for a
+// quiet host where it was not: with more spinning threads than cores beside the worker, every
+// pair waits (each pair is one or the other, counted in the arm's evidence).
+TEST(Arms, APairStartsAtOnceOnlyAfterAQuietPair) {
+  if (!std::filesystem::exists("/proc/pressure/cpu")) GTEST_SKIP() << "no CPU pressure here";
+  PairedSpec spec;
+  spec.off = arm_spec("resnet50", Mode::infer, "no_grad", false);
+  spec.on = arm_spec("resnet50", Mode::infer, "no_grad", true);
+  spec.blocks = 8;
+  spec.block_samples = 1;
+  auto pairs_of = [](const PairedResult& r) {
+    const auto& p = r.on.evidence["paired"];
+    return std::pair{p.value("quiet_since_pairs", 0), p.value("waited_pairs", 0)};
+  };
+  const PairedResult alone = worker::run_paired(spec);
+  ASSERT_EQ(alone.status, "ok") << alone.error;
+  const auto [quiet, waited] = pairs_of(alone);
+  EXPECT_EQ(quiet + waited, 4);
+  EXPECT_GE(waited, 1);  // the first pair has no pair before it
+  std::atomic<bool> spin{true};
+  std::vector<std::thread> busy;
+  for (unsigned i = 0; i < std::thread::hardware_concurrency() + 1; ++i) {
+    busy.emplace_back([&] {
+      while (spin.load()) {
+      }
+    });
+  }
+  spec.blocks = 4;  // a loaded host's steps are slow, and each pair waits up to its limit
+  const PairedResult loaded = worker::run_paired(spec);
+  spin = false;
+  for (auto& t : busy) t.join();
+  ASSERT_EQ(loaded.status, "ok") << loaded.error;
+  EXPECT_EQ(pairs_of(loaded), (std::pair{0, 2}));
+}
+
 }  // namespace
 }  // namespace tunebench

@@ -66,9 +66,12 @@ PairedSample take_sample(Arm& arm, double slow) {
   return s;
 }
 
+// Runs of the reference kernel an arm keeps (core/reference.h): one after each of its first blocks.
+constexpr size_t kReferenceRuns = 8;
+
 // Block `b` of `arm`: `count` samples appended to `out`, each with its arm, block and position,
-// then one run of the reference kernel appended to `references` (core/reference.h); returns the
-// page faults the block's samples took.
+// then, for its first kReferenceRuns blocks, one run of the reference kernel appended to
+// `references` (core/reference.h); returns the page faults the block's samples took.
 int64_t take_block(Arm& arm, bool on, int b, int count, double slow, std::vector<PairedSample>& out,
                    std::vector<double>& references) {
   const int64_t faults = page_faults();
@@ -80,7 +83,9 @@ int64_t take_block(Arm& arm, bool on, int b, int count, double slow, std::vector
     out.push_back(s);
   }
   const int64_t taken = page_faults() - faults;
-  references.push_back(reference::kernel_seconds());
+  // The host's speed beside the samples: a few runs an arm say it (~10 ms each), one a block
+  // would cost a one-step block most of its own time again.
+  if (references.size() < kReferenceRuns) references.push_back(reference::kernel_seconds());
   return taken;
 }
 
@@ -138,11 +143,27 @@ int64_t other_threads_busy_ns() {
 }
 
 // Before block `b`: at the start of a pair (b even) wait for a quiet host, counted in `waits`.
+// Where the host was quiet through the pair just taken (some task waited for a CPU under 10 % of
+// its wall time, this process's threads included) it is quiet enough now: no window to sleep
+// through, which cost a one-step pair 50 ms. Otherwise (another process, or this arm's own
+// threads outnumbering the cores) the wait measures the host with this process idle.
 void before_block(int b, nlohmann::json& waits) {
   if (b % 2 != 0) return;
-  const QuietWait w = wait_for_quiet_host();
-  waits["quiet_wait_seconds"] = waits.value("quiet_wait_seconds", 0.0) + w.seconds;
-  waits["busy_pairs"] = waits.value("busy_pairs", 0) + (w.quiet ? 0 : 1);
+  // Where the last pair ended (a worker process takes one trial: its blocks are these).
+  static int64_t last_pressure = -1, last_ns = 0;
+  const int64_t pressure = cpu_pressure_total_us(), now = multiproc::monotonic_ns();
+  const bool quiet_since = b > 0 && last_pressure >= 0 && pressure >= 0 && now > last_ns &&
+                           double(pressure - last_pressure) * 1e3 < 0.10 * double(now - last_ns);
+  if (quiet_since) {
+    waits["quiet_since_pairs"] = waits.value("quiet_since_pairs", 0) + 1;
+  } else {
+    const QuietWait w = wait_for_quiet_host();
+    waits["waited_pairs"] = waits.value("waited_pairs", 0) + 1;
+    waits["quiet_wait_seconds"] = waits.value("quiet_wait_seconds", 0.0) + w.seconds;
+    waits["busy_pairs"] = waits.value("busy_pairs", 0) + (w.quiet ? 0 : 1);
+  }
+  last_pressure = cpu_pressure_total_us();
+  last_ns = multiproc::monotonic_ns();
 }
 
 }  // namespace
