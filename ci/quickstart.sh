@@ -11,7 +11,9 @@ echo
 $tb models
 echo
 status=0
-$tb run --suite suites/smoke.json --label quickstart || status=$?
+# --wait-quiet: the build has just loaded both cores; a run started at once measures its tail.
+# --budget: the planned trials, then the time left on the verdicts still open.
+$tb run --suite suites/smoke.json --label quickstart --budget 420 --wait-quiet 180 || status=$?
 echo
 $tb show latest
 echo

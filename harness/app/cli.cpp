@@ -106,10 +106,16 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--budget", o->budget_s,
                   "seconds for the whole run: every planned trial runs (the controls first, "
                   "sampling on within their own budget_s whatever this says), then the time left "
-                  "goes two workers at a time to the paired experiments whose interval shrinks "
-                  "most per second toward ±2%; one that cannot get there in the time left stops "
-                  "early and says what it would need. Default: no run budget, each experiment "
-                  "samples on within its own budget_s and max_workers")
+                  "goes two workers at a time to the paired experiments whose verdict (helps, "
+                  "hurts, no effect beyond ±2%) is still open, the one most likely to be decided "
+                  "per second first, until the budget is spent or every verdict is decided within "
+                  "±2%; kept with the run, so --resume goes on with it. Default: no run budget, "
+                  "each experiment samples on within its own budget_s and max_workers")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--wait-quiet", o->wait_quiet_s,
+                  "seconds: before the run starts, wait up to this long until the host is quiet "
+                  "(some task waited for a CPU under 10% of the last 10 s, /proc/pressure/cpu), "
+                  "e.g. right after a build; how long it waited is said and stored")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--controls-again-after", o->controls_again_after_s,
                   "seconds: a run that has taken at least this long runs its controls (A/A and "

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "core/build_paths.h"
 #include "core/hardware.h"
@@ -166,6 +168,30 @@ json software_fingerprint() {
   return s;
 }
 
+double cpu_pressure_avg10() {
+  std::istringstream in(read_file("/proc/pressure/cpu"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("some ", 0) != 0) continue;
+    const auto at = line.find("avg10=");
+    if (at == std::string::npos) return -1;
+    return std::atof(line.c_str() + at + 6) / 100;
+  }
+  return -1;
+}
+
+double wait_until_quiet(double limit_s, bool& quiet) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double pressure = cpu_pressure_avg10();
+    quiet = pressure < kQuietPressure;  // also where the kernel cannot say (negative)
+    if (quiet || waited >= limit_s) return waited;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
 HostState host_state() {
   HostState state;
   double load1 = 0, load5 = 0, load15 = 0;
@@ -196,7 +222,15 @@ HostState host_state() {
     state.facts["turbo"] = "unavailable";
   }
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  if (load1 > 0.5 * double(cores)) {
+  const double pressure = cpu_pressure_avg10();
+  if (pressure >= 0) {
+    state.facts["cpu_pressure_avg10"] = pressure;
+    if (pressure >= kQuietPressure) {
+      state.warnings.push_back(
+          fmt::format("some task waited for a CPU {:.0f}% of the last 10 s (/proc/pressure/cpu)",
+                      100 * pressure));
+    }
+  } else if (load1 > 0.5 * double(cores)) {
     state.warnings.push_back(
         fmt::format("load average {:.2f} over the last minute on {} cores", load1, cores));
   }

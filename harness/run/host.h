@@ -22,6 +22,20 @@ struct HostState {
 };
 HostState host_state();
 
+// The share of the last 10 s in which some task waited for a CPU (/proc/pressure/cpu, "some
+// avg10", 0 to 1); negative where the kernel has no pressure accounting. A build or another
+// benchmark on a 2-core host reads 0.3-0.6; a quiet host under 0.05.
+double cpu_pressure_avg10();
+
+// The host judged quiet where CPU pressure over the last 10 s is below this (where the kernel
+// has pressure accounting; the one-minute load average otherwise, which trails a finished build
+// by minutes).
+inline constexpr double kQuietPressure = 0.10;
+
+// Waits until the host is quiet by CPU pressure, or `limit_s` has passed: for a run started
+// right after a build. Returns the seconds waited; `quiet` says whether it got quiet.
+double wait_until_quiet(double limit_s, bool& quiet);
+
 // What decides which knobs apply here: cores and NUMA nodes, a usable CUDA device, and the knobs
 // this build's LibTorch lacks (with the reasons).
 knobs::HostCaps capabilities();

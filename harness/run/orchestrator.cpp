@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -256,8 +257,26 @@ int run(const RunOptions& given) {
 
   RunRecord run = run_record(options, suite, plan, offers);
   const json& not_applicable = run.suite.at("not_applicable");
+  json waited;
+  if (options.wait_quiet_s > 0) {
+    if (!options.quiet) {
+      std::cerr << fmt::format(
+          "waiting up to {:g}s for a quiet host (CPU pressure under {:g}% over 10 s)\n",
+          options.wait_quiet_s, 100 * host::kQuietPressure);
+    }
+    bool quiet = false;
+    const double seconds = host::wait_until_quiet(options.wait_quiet_s, quiet);
+    waited = {{"seconds", std::round(seconds)}, {"quiet", quiet}};
+    if (!options.quiet) {
+      std::cerr << (quiet ? fmt::format("the host was quiet after {:.0f}s\n", seconds)
+                          : fmt::format("the host was still busy after {:.0f}s: the run starts "
+                                        "anyway, and says so\n",
+                                        seconds));
+    }
+  }
   const host::HostState state = host::host_state();
   run.host_state = state.facts;
+  if (!waited.is_null()) run.host_state["waited_for_quiet"] = waited;
   run.host_state["warnings"] = state.warnings;
   run.host_quiet = state.warnings.empty();
   for (auto& t : trials) t.run_uuid = run.uuid;

@@ -40,6 +40,10 @@ struct RunOptions {
   // so that their intervals, and the run's certification, cover its whole length and not only
   // its start.
   double controls_again_after_s = 1200;
+  // Up to this many seconds before the run starts, wait until the host is quiet by CPU pressure
+  // (host::wait_until_quiet): a run started right after a build would otherwise measure the
+  // build's tail. The wait is said and stored with the host's state.
+  double wait_quiet_s = 0;
   // The program that runs `worker`: this binary itself by default, started through a hard link
   // made when the run starts (run/launch_paths.h), which stays this very binary even if a
   // rebuild replaces the file during the run.
