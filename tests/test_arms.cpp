@@ -12,6 +12,7 @@
 
 #include "knobs/autograd.h"
 #include "knobs/knobs.h"
+#include "knobs/precision.h"
 #include "worker/paired.h"
 #include "worker/trial.h"
 #include "worker/worker.h"
@@ -315,6 +316,30 @@ TEST(Arms, APairStartsAtOnceOnlyAfterAQuietPair) {
   for (auto& t : busy) t.join();
   ASSERT_EQ(loaded.status, "ok") << loaded.error;
   EXPECT_EQ(pairs_of(loaded), (std::pair{0, 2}));
+}
+
+// Which arm of onednn a program that sets nothing runs is measured, not assumed: a trial that
+// does not set it reads back LibTorch's oneDNN switch, and that is the arm the catalog declares
+// unset (knobs::unset_value) — ON, since LibTorch enables oneDNN unless told not to. (Declared
+// OFF, tune's ladder measured a 3x speed-up against ATen's own convolutions, which nobody runs.)
+TEST(Arms, WhatAProgramThatSetsNothingRunsIsMeasuredAndTheCatalogSaysIt) {
+  const knobs::Knob* k = knobs::find("onednn");
+  ASSERT_NE(k, nullptr);
+  TrialSpec unset = arm_spec("resnet50", Mode::infer, "no_grad", false);
+  unset.settings.erase("no_grad");
+  const TrialResult r = worker::run_trial(unset);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  const auto& read = r.evidence[knobs::precision::kOneDnnInStep];
+  ASSERT_TRUE(read.is_boolean()) << r.evidence.dump();
+  const TrialResult on = worker::run_trial(arm_spec("resnet50", Mode::infer, "onednn", true));
+  const TrialResult off = worker::run_trial(arm_spec("resnet50", Mode::infer, "onednn", false));
+  ASSERT_EQ(on.status, "ok") << on.error;
+  ASSERT_EQ(off.status, "ok") << off.error;
+  const bool runs_on = read == on.evidence[knobs::precision::kOneDnnInStep];
+  EXPECT_NE(read, off.evidence[knobs::precision::kOneDnnInStep]);
+  knobs::HostCaps host;
+  EXPECT_EQ(knobs::unset_value(*k, host),
+            runs_on ? knobs::resolve(*k, k->on, host) : knobs::resolve(*k, k->off, host));
 }
 
 }  // namespace

@@ -411,5 +411,29 @@ TEST(Tune, TheCandidatesAreTheHelpingKnobsBestFirst) {
   EXPECT_EQ(c[1].knob, "no_grad");
 }
 
+// onednn ON is what a program that sets nothing runs (LibTorch enables oneDNN): its screen
+// compares it with ATen's own convolutions, which nobody runs, so however much it "helps" it is
+// no step of a ladder and no line of advice.
+TEST(Tune, ASpeedUpAgainstAnArmNobodyRunsIsLeftOutWithItsReason) {
+  analysis::RunReport screen;
+  analysis::ExperimentReport x;
+  x.name = "onednn.m";
+  x.knob = "onednn";
+  stats::Effect e{};
+  e.ratio = 0.34;
+  e.lo = 0.30;
+  e.hi = 0.39;
+  e.verdict = stats::Verdict::helps;
+  x.effects.push_back({"time", "on vs off", e});
+  screen.experiments.push_back(x);
+  knobs::HostCaps host;
+  std::vector<orchestrator::LeftOut> left_out;
+  EXPECT_TRUE(orchestrator::helping_knobs(screen, host, &left_out).empty());
+  ASSERT_EQ(left_out.size(), 1u);
+  EXPECT_NE(left_out[0].why.find("onednn=true is what a program that sets nothing runs here"),
+            std::string::npos)
+      << left_out[0].why;
+}
+
 }  // namespace
 }  // namespace tunebench::plan

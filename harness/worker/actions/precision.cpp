@@ -79,7 +79,11 @@ class PrecisionHooks : public ArmHooks {
 
   Scope around_step(Arm& arm) override {
     const json& s = arm.spec.settings;
-    if (!s.contains("onednn")) return {};
+    if (!s.contains("onednn")) {
+      // What a program that sets nothing runs: read back, so that which arm that is is measured.
+      onednn_in_step_ = at::globalContext().userEnabledMkldnn();
+      return {};
+    }
     const bool enabled = s["onednn"] == true;
     onednn_in_step_ = enabled;
     if (steps_++ > 0) return std::make_shared<OneDnnScope>(enabled);
@@ -104,6 +108,8 @@ class PrecisionHooks : public ArmHooks {
       evidence[knobs::precision::kOneDnnInStep] = onednn_in_step_;
       evidence[knobs::precision::kConvCalls] = conv_calls_;
       evidence[knobs::precision::kOneDnnConvCalls] = onednn_conv_calls_;
+    } else if (arm.model->first_conv_weight().defined()) {
+      evidence[knobs::precision::kOneDnnInStep] = onednn_in_step_;  // the unset state's switch
     }
   }
 
