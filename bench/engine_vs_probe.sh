@@ -8,6 +8,8 @@
 #   bench/engine_vs_probe.sh [ROUNDS] [OUT_DIR] [SUITE]
 #     default 1 round (2 of each) into build/engine-vs-probe/, the engine on
 #     suites/studies/engine_aa.json (another SUITE: the same A/A with other blocks, say)
+#   PROBE_ARGS  more options for the probe, to match another SUITE's model (e.g. "--batch 1" for
+#     suites/studies/engine_aa_15ms.json)
 # A quiet host only (/proc/pressure/cpu): nothing else on the cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +36,8 @@ print(json.dumps({"who": "engine", "seconds": round(float(sys.argv[2]) - float(s
                   "worker_seconds": stop["seconds"]}))' "$start" "$end" | tee -a "$out/results.jsonl"
 }
 probe() {
-  $probe --target 0.02 --max-workers 40 | python3 -c '
+  # shellcheck disable=SC2086  # PROBE_ARGS is a list of options
+  $probe --target 0.02 --max-workers 40 ${PROBE_ARGS:-} | python3 -c '
 import json, sys
 r = json.loads(sys.stdin.read()); r["who"] = "probe"; print(json.dumps(r))' | tee -a "$out/results.jsonl"
 }
