@@ -31,6 +31,18 @@ else()
     message(FATAL_ERROR "the final stage's run is not stored once: ${finals}")
   endif()
 endif()
+# Whether the screen's controls certify what the recommendation rests on, said and stored.
+if(NOT out MATCHES "\n  screen stage: (certified by its controls|NOT CERTIFIED by its controls)")
+  message(FATAL_ERROR "the recommendation does not say whether its controls certify it:\n${out}")
+endif()
+if(out MATCHES "screen stage: NOT CERTIFIED")
+  expect("the recommendation is NOT CERTIFIED: the controls of its screen stage" "${out}"
+         "what an uncertified recommendation says")
+endif()
+sql(${db} "SELECT json_extract(recommendation, '$.certified') IS NOT NULL FROM tunings" stored_certified)
+if(NOT stored_certified EQUAL 1)
+  message(FATAL_ERROR "the stored recommendation does not say whether it is certified")
+endif()
 # Every ladder line shows its step's effect with its interval, and whether it was kept.
 string(REGEX MATCHALL "\n  [0-9]+\\. [a-z_]+ +[^\n]*" steps "${out}")
 foreach(step IN LISTS steps)

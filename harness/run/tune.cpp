@@ -1,6 +1,7 @@
 #include "run/tune.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -104,6 +105,7 @@ std::optional<analysis::RunReport> Tuner::stage(const std::string& what, RunOpti
   try {
     const storage::Database db(run.db_path, storage::Database::Access::kRead);
     analysis::RunReport report = analysis::analyze(db, run.uuid);
+    runs_.back()["certification"] = report.certification;
     if (report.state.status == "interrupted") {
       std::cerr << fmt::format(
           "tunebench: tune {} stopped at its {} (run {} interrupted); the runs so far are "
@@ -319,6 +321,23 @@ int Tuner::recommend() {
     if (!written.launch.empty()) std::cout << "  launch: " << written.launch << "\n";
     for (const auto& line : written.python) std::cout << "  Python: " << line << "\n";
     for (const auto& line : written.cpp) std::cout << "  C++:    " << line << "\n";
+  }
+  // Whether the stages' controls certify what it rests on: said with the recommendation, stored.
+  std::vector<std::string> uncertified;
+  for (const auto& run : runs_) {
+    const std::string c = run.value("certification", std::string());
+    if (c.empty()) continue;  // a stage without controls
+    std::cout << fmt::format("  {} stage: {}\n", run["stage"].get<std::string>(),
+                             analysis::certification_line(c));
+    if (analysis::not_certified(c)) uncertified.push_back(run["stage"]);
+  }
+  r["certified"] = uncertified.empty();
+  if (!uncertified.empty()) {
+    std::cout << fmt::format(
+        "the recommendation is NOT CERTIFIED: the controls of its {} stage did not hold, so the "
+        "host moved the figures above by more than their intervals say; run tune again with "
+        "nothing else on the machine (/proc/pressure/cpu near 0), or with a larger --budget\n",
+        fmt::join(uncertified, " and "));
   }
   try {
     storage::Database db(options_.run.db_path);
