@@ -205,4 +205,14 @@ Decision decide(const std::vector<Standing>& standings, const std::vector<bool>&
   return d;
 }
 
+std::string width_stop(bool settled, double budget_s, double spent, int workers, int max_workers) {
+  if (settled) return "settled";
+  if (budget_s <= 0) return "not settled (budget_s 0: the planned workers only)";
+  if (spent >= budget_s)
+    return fmt::format("not settled: its budget_s of {:g}s is spent", budget_s);
+  if (workers + 2 > max_workers)
+    return fmt::format("not settled: max_workers {} reached", max_workers);
+  return "";
+}
+
 }  // namespace tunebench::orchestrator::allocation

@@ -116,4 +116,10 @@ struct Decision {
 Decision decide(const std::vector<Standing>& standings, const std::vector<bool>& done,
                 double seconds_left);
 
+// The stop rule of an experiment sampling on toward its target width within its own budget (a
+// run without --budget, the controls at the start and at the end): why it stops now, or "" to
+// give it two more workers. `settled`: at its target and allowed to stop there; `spent`: the
+// seconds its workers have taken (of this sampling); `budget_s`, `max_workers`: its own.
+std::string width_stop(bool settled, double budget_s, double spent, int workers, int max_workers);
+
 }  // namespace tunebench::orchestrator::allocation

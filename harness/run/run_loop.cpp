@@ -331,20 +331,18 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
     const std::string answer =
         look ? detect::decide(e.ratio, e.lo, e.hi, limits.decide, target.confidence).status : "";
     const bool narrow = stats::paired::settled(e, target);
-    if (narrow && detect::may_settle(looks, workers, off.pairing.resident)) {
-      stop = "settled";
-    } else if (look && answer != "unknown") {
+    const bool settled = narrow && detect::may_settle(looks, workers, off.pairing.resident);
+    if (!settled && look && answer != "unknown") {
       stop = fmt::format("decided at a look ({}, threshold {:g} %)", answer, 100 * limits.decide);
-    } else if (e.workers == 0 && e.dropped == 0) {
+    } else if (!settled && e.workers == 0 && e.dropped == 0) {
       // (Every pair dropped as contaminated is a busy host: later workers may find it quiet.)
       stop = "not sampled on: no worker has both arms ok";
-    } else if (limits.budget_s <= 0) {
-      stop = "not settled (budget_s 0: the planned workers only)";
-    } else if (at.seconds >= limits.budget_s) {
-      stop = fmt::format("not settled: its budget_s of {:g}s is spent", limits.budget_s);
-    } else if (workers + 2 > limits.max_workers) {
-      stop = fmt::format("not settled: max_workers {} reached", limits.max_workers);
-    } else if (!limits.control && options_.budget_s > 0 && elapsed() >= options_.budget_s) {
+    } else {
+      stop =
+          allocation::width_stop(settled, limits.budget_s, at.seconds, workers, limits.max_workers);
+    }
+    if (stop.empty() && !limits.control && options_.budget_s > 0 &&
+        elapsed() >= options_.budget_s) {
       stop = fmt::format("not settled: the run's --budget of {:g}s is spent", options_.budget_s);
     }
     if (!stop.empty()) {
@@ -460,16 +458,9 @@ bool RunLoop::controls_at_end() {
         for (auto& t : db_.trials(run_uuid_, off.experiment))
           if (t.spec.process_index >= first) end.push_back(std::move(t));
         e = analysis::paired_time_estimate(end, off.experiment, target);
-        const double spent = experiment_seconds_[off.experiment] - spent_before;
-        if (stats::paired::settled(e, target)) {
-          stop = "settled";
-        } else if (limits.budget_s <= 0) {
-          stop = "not settled (budget_s 0: the planned workers only)";
-        } else if (spent >= limits.budget_s) {
-          stop = fmt::format("not settled: its budget_s of {:g}s is spent", limits.budget_s);
-        } else if (workers + 2 > limits.max_workers) {
-          stop = fmt::format("not settled: max_workers {} reached", limits.max_workers);
-        }
+        stop = allocation::width_stop(stats::paired::settled(e, target), limits.budget_s,
+                                      experiment_seconds_[off.experiment] - spent_before, workers,
+                                      limits.max_workers);
         if (!stop.empty()) break;
       }
       if (!add_two_workers(off, on, first + workers)) return false;
