@@ -157,7 +157,14 @@ void before_block(int b, nlohmann::json& waits) {
   if (quiet_since) {
     waits["quiet_since_pairs"] = waits.value("quiet_since_pairs", 0) + 1;
   } else {
-    const QuietWait w = wait_for_quiet_host();
+    // A host that stayed busy through two whole waits is busy for longer than a pair: later
+    // pairs look once (one window) rather than each waiting its second out, which made a worker
+    // of 64 one-step pairs beside a build take a minute; the contamination rule drops what the
+    // burst reached.
+    static int busy_in_a_row = 0;
+    if (b == 0) busy_in_a_row = 0;
+    const QuietWait w = wait_for_quiet_host(busy_in_a_row >= 2 ? 0.05 : 1.0);
+    busy_in_a_row = w.quiet ? 0 : busy_in_a_row + 1;
     waits["waited_pairs"] = waits.value("waited_pairs", 0) + 1;
     waits["quiet_wait_seconds"] = waits.value("quiet_wait_seconds", 0.0) + w.seconds;
     waits["busy_pairs"] = waits.value("busy_pairs", 0) + (w.quiet ? 0 : 1);
