@@ -22,6 +22,10 @@ else()
     message(FATAL_ERROR "the configuration's effect lacks its interval:\n${out}")
   endif()
   expect("how to apply it:" "${out}" "the recommendation")
+  # The ladder's product is checked against the final measurement, both with their intervals.
+  if(NOT out MATCHES "the ladder's product [0-9.]+x \\[[0-9.]+, [0-9.]+\\][^\n]* (agrees with|DISAGREES with) the final measurement [0-9.]+x \\[")
+    message(FATAL_ERROR "the ladder's product is not checked against the final measurement:\n${out}")
+  endif()
   # A launch line for process-start knobs (threads, allocator), code lines for the others.
   if(NOT out MATCHES "\n  (launch|Python): ")
     message(FATAL_ERROR "the recommendation says nothing of how to apply it:\n${out}")

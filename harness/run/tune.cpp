@@ -313,6 +313,31 @@ int Tuner::recommend() {
       std::cout << fmt::format("  {} against the defaults: {}\n", metric,
                                e["text"].get<std::string>());
     }
+    // The ladder's product against the final measurement: each step was measured on top of the
+    // one before it, the final against the defaults at once; intervals that do not overlap say
+    // the steps do not chain as multiplied (an interaction, or a host that moved between stages).
+    const json* product = nullptr;
+    for (const auto& step : steps_)
+      if (step.value("kept", false)) product = &step["cumulative"];
+    const json final_time = vs_default_.is_object() ? vs_default_.value("time", json()) : json();
+    if (product != nullptr && final_time.is_object() && (*product)["lo"].is_number() &&
+        final_time["lo"].is_number()) {
+      const double p_lo = (*product)["lo"], p_hi = (*product)["hi"];
+      const double f_lo = final_time["lo"], f_hi = final_time["hi"];
+      const bool overlap = p_lo <= f_hi && f_lo <= p_hi;
+      r["ladder_against_final"] = {
+          {"product", *product}, {"final", final_time}, {"agree", overlap}};
+      std::cout << fmt::format(
+          "  the ladder's product {} {} the final measurement {}{}\n",
+          (*product)["text"].get<std::string>(), overlap ? "agrees with" : "DISAGREES with",
+          final_time["text"].get<std::string>(),
+          overlap ? ""
+                  : fmt::format(
+                        ": the kept steps ({}) do not chain as their product says; together they "
+                        "interact (one step's gain taken by another's), or the host moved between "
+                        "the stages: act on the final figure",
+                        said(config_)));
+    }
     for (const auto& [metric, e] : r["vs_best_single"].items()) {
       std::cout << fmt::format("  {} against {} alone: {}\n", metric, said(single_),
                                e["text"].get<std::string>());
