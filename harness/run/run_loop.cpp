@@ -237,7 +237,11 @@ void RunLoop::size_unit(std::vector<TrialSpec>& unit) {
                       record["guarded"]["block_samples"].get<int>()));
     }
   }
-  const nlohmann::json& shape = record[record.contains("carry_over_from") ? "guarded" : "sized"];
+  // Resident pairs keep the suite's samples a block: each block there costs a pipe round trip
+  // and a wait for the arm's threads to go idle (at least one 10-ms window), which one-step
+  // blocks would pay every step.
+  const bool guarded = record.contains("carry_over_from") || t.pairing.resident;
+  const nlohmann::json& shape = record[guarded ? "guarded" : "sized"];
   for (TrialSpec& arm : unit) {
     arm.pairing.blocks = shape["blocks"];
     arm.pairing.block_samples = shape["block_samples"];
