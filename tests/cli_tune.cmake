@@ -47,6 +47,15 @@ sql(${db} "SELECT json_extract(recommendation, '$.certified') IS NOT NULL FROM t
 if(NOT stored_certified EQUAL 1)
   message(FATAL_ERROR "the stored recommendation does not say whether it is certified")
 endif()
+# `show TUNING` prints the stored recommendation again, as tune printed it.
+string(REGEX MATCH "stored as tuning ([0-9a-f-]+)" stored_line "${out}")
+set(tuning ${CMAKE_MATCH_1})
+run_tb(0 again show ${tuning} --db ${db})
+string(REGEX MATCH "ladder \\(each step[^\n]*\n(  [0-9]+\\. [^\n]*\n)*recommended: [^\n]*" first "${out}")
+string(REGEX MATCH "ladder \\(each step[^\n]*\n(  [0-9]+\\. [^\n]*\n)*recommended: [^\n]*" second "${again}")
+if(first STREQUAL "" OR NOT first STREQUAL second)
+  message(FATAL_ERROR "show ${tuning} does not print the recommendation tune printed:\n${again}\n--- tune printed:\n${out}")
+endif()
 # Every ladder line shows its step's effect with its interval, and whether it was kept.
 string(REGEX MATCHALL "\n  [0-9]+\\. [a-z_]+ +[^\n]*" steps "${out}")
 foreach(step IN LISTS steps)

@@ -213,8 +213,11 @@ Subcommand add_show(CLI::App& app) {
       "Show a run at a glance: one line per effect with its interval and verdict and the claim "
       "with its sources, grouped by verdict; the controls; what was not applicable. --verbose: "
       "per experiment the arms' medians and spread and the evidence that the settings took "
-      "effect");
-  cmd->add_option("run", o->run, "run uuid (or a unique prefix) or 'latest'")
+      "effect. Given a tuning's id (what `tunebench tune` stored), prints its recommendation "
+      "again: the ladder, the configuration against the defaults, how to apply it, and whether "
+      "its controls certify it");
+  cmd->add_option("run", o->run,
+                  "run uuid (or a unique prefix) or 'latest'; or a tuning's uuid (or prefix)")
       ->capture_default_str();
   add_db(cmd, o->db);
   cmd->add_flag("--json", o->json, "print JSON");

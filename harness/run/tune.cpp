@@ -293,77 +293,25 @@ int Tuner::recommend() {
       {"runs", runs_},
       {"budget_s", options_.budget_s},
       {"seconds", elapsed()}};
-  std::cout << fmt::format("tune {}: {}, {}, batch {}\n", uuid_, m.name(), to_string(m.mode),
-                           m.batch);
-  std::cout << "ladder (each step against the configuration before it; cumulative: the product "
-               "of the kept steps)\n";
-  int n = 0;
-  for (const auto& s : steps_) {
-    std::cout << fmt::format(
-        "  {}. {:<16} {:<40} {}{}\n", ++n, s["knob"].get<std::string>(),
-        s.value("text", std::string("-")), s["kept"].get<bool>() ? "kept" : "dropped: ",
-        s["kept"].get<bool>() ? "  cumulative " + s["cumulative"]["text"].get<std::string>()
-                              : s["why"].get<std::string>());
+  // The ladder's product against the final measurement: each step was measured on top of the
+  // one before it, the final against the defaults at once; intervals that do not overlap say the
+  // steps do not chain as multiplied (an interaction, or a host that moved between stages).
+  const json* product = nullptr;
+  for (const auto& step : steps_)
+    if (step.value("kept", false)) product = &step["cumulative"];
+  const json final_time = vs_default_.is_object() ? vs_default_.value("time", json()) : json();
+  if (product != nullptr && final_time.is_object() && (*product)["lo"].is_number() &&
+      final_time["lo"].is_number()) {
+    const bool overlap = (*product)["lo"].get<double>() <= final_time["hi"].get<double>() &&
+                         final_time["lo"].get<double>() <= (*product)["hi"].get<double>();
+    r["ladder_against_final"] = {{"product", *product}, {"final", final_time}, {"agree", overlap}};
   }
-  if (config_.empty()) {
-    std::cout << "recommended: keep the defaults: no knob helped alone on this host\n";
-  } else {
-    std::cout << "recommended: " << said(settings) << "\n";
-    for (const auto& [metric, e] : vs_default_.items()) {
-      std::cout << fmt::format("  {} against the defaults: {}\n", metric,
-                               e["text"].get<std::string>());
-    }
-    // The ladder's product against the final measurement: each step was measured on top of the
-    // one before it, the final against the defaults at once; intervals that do not overlap say
-    // the steps do not chain as multiplied (an interaction, or a host that moved between stages).
-    const json* product = nullptr;
-    for (const auto& step : steps_)
-      if (step.value("kept", false)) product = &step["cumulative"];
-    const json final_time = vs_default_.is_object() ? vs_default_.value("time", json()) : json();
-    if (product != nullptr && final_time.is_object() && (*product)["lo"].is_number() &&
-        final_time["lo"].is_number()) {
-      const double p_lo = (*product)["lo"], p_hi = (*product)["hi"];
-      const double f_lo = final_time["lo"], f_hi = final_time["hi"];
-      const bool overlap = p_lo <= f_hi && f_lo <= p_hi;
-      r["ladder_against_final"] = {
-          {"product", *product}, {"final", final_time}, {"agree", overlap}};
-      std::cout << fmt::format(
-          "  the ladder's product {} {} the final measurement {}{}\n",
-          (*product)["text"].get<std::string>(), overlap ? "agrees with" : "DISAGREES with",
-          final_time["text"].get<std::string>(),
-          overlap ? ""
-                  : fmt::format(
-                        ": the kept steps ({}) do not chain as their product says; together they "
-                        "interact (one step's gain taken by another's), or the host moved between "
-                        "the stages: act on the final figure",
-                        said(config_)));
-    }
-    for (const auto& [metric, e] : r["vs_best_single"].items()) {
-      std::cout << fmt::format("  {} against {} alone: {}\n", metric, said(single_),
-                               e["text"].get<std::string>());
-    }
-    std::cout << "how to apply it:\n";
-    if (!written.launch.empty()) std::cout << "  launch: " << written.launch << "\n";
-    for (const auto& line : written.python) std::cout << "  Python: " << line << "\n";
-    for (const auto& line : written.cpp) std::cout << "  C++:    " << line << "\n";
-  }
-  // Whether the stages' controls certify what it rests on: said with the recommendation, stored.
-  std::vector<std::string> uncertified;
-  for (const auto& run : runs_) {
-    const std::string c = run.value("certification", std::string());
-    if (c.empty()) continue;  // a stage without controls
-    std::cout << fmt::format("  {} stage: {}\n", run["stage"].get<std::string>(),
-                             analysis::certification_line(c));
-    if (analysis::not_certified(c)) uncertified.push_back(run["stage"]);
-  }
-  r["certified"] = uncertified.empty();
-  if (!uncertified.empty()) {
-    std::cout << fmt::format(
-        "the recommendation is NOT CERTIFIED: the controls of its {} stage did not hold, so the "
-        "host moved the figures above by more than their intervals say; run tune again with "
-        "nothing else on the machine (/proc/pressure/cpu near 0), or with a larger --budget\n",
-        fmt::join(uncertified, " and "));
-  }
+  // Whether the stages' controls certify what it rests on.
+  bool certified = true;
+  for (const auto& run : runs_)
+    certified = certified && !analysis::not_certified(run.value("certification", std::string()));
+  r["certified"] = certified;
+  print_recommendation(std::cout, uuid_, r);
   try {
     storage::Database db(options_.run.db_path);
     db.store_tuning({uuid_, now_iso8601(), m.name(), r});
@@ -426,6 +374,71 @@ std::vector<Candidate> helping_knobs(const analysis::RunReport& screen, const kn
     return a.effect.ratio < b.effect.ratio;
   });
   return out;
+}
+
+void print_recommendation(std::ostream& out, const std::string& uuid, const json& r) {
+  out << fmt::format("tune {}: {}, {}, batch {}\n", uuid, r.value("model", std::string()),
+                     r.value("mode", std::string()), r.value("batch", json()).dump());
+  out << "ladder (each step against the configuration before it; cumulative: the product of the "
+         "kept steps)\n";
+  int n = 0;
+  for (const auto& s : r.value("ladder", json::array())) {
+    const bool kept = s.value("kept", false);
+    out << fmt::format("  {}. {:<16} {:<40} {}{}\n", ++n, s.value("knob", std::string()),
+                       s.value("text", std::string("-")), kept ? "kept" : "dropped: ",
+                       kept ? "  cumulative " + s["cumulative"].value("text", std::string())
+                            : s.value("why", std::string()));
+  }
+  const json settings = r.value("settings", json::object());
+  if (settings.empty()) {
+    out << "recommended: keep the defaults: no knob helped alone on this host\n";
+  } else {
+    out << "recommended: " << said(r.value("resolved", settings)) << "\n";
+    for (const auto& [metric, e] : r.value("vs_default", json::object()).items())
+      out << fmt::format("  {} against the defaults: {}\n", metric, e.value("text", std::string()));
+    if (r.contains("ladder_against_final")) {
+      const json& c = r["ladder_against_final"];
+      const bool agree = c.value("agree", true);
+      out << fmt::format(
+          "  the ladder's product {} {} the final measurement {}{}\n",
+          c["product"].value("text", std::string()), agree ? "agrees with" : "DISAGREES with",
+          c["final"].value("text", std::string()),
+          agree ? ""
+                : fmt::format(": the kept steps ({}) do not chain as their product says; together "
+                              "they interact (one step's gain taken by another's), or the host "
+                              "moved between the stages: act on the final figure",
+                              said(settings)));
+    }
+    for (const auto& [metric, e] : r.value("vs_best_single", json::object()).items()) {
+      out << fmt::format("  {} against {} alone: {}\n", metric,
+                         said(r.value("best_single", json::object())),
+                         e.value("text", std::string()));
+    }
+    const json apply = r.value("apply", json::object());
+    out << "how to apply it:\n";
+    if (!apply.value("launch", std::string()).empty())
+      out << "  launch: " << apply["launch"].get<std::string>() << "\n";
+    for (const auto& line : apply.value("python", json::array()))
+      out << "  Python: " << line.get<std::string>() << "\n";
+    for (const auto& line : apply.value("cpp", json::array()))
+      out << "  C++:    " << line.get<std::string>() << "\n";
+  }
+  // Whether the stages' controls certify what it rests on, and what to do when they do not.
+  std::vector<std::string> uncertified;
+  for (const auto& run : r.value("runs", json::array())) {
+    const std::string c = run.value("certification", std::string());
+    if (c.empty()) continue;  // a stage without controls
+    out << fmt::format("  {} stage: {}\n", run.value("stage", std::string()),
+                       analysis::certification_line(c));
+    if (analysis::not_certified(c)) uncertified.push_back(run.value("stage", std::string()));
+  }
+  if (!uncertified.empty()) {
+    out << fmt::format(
+        "the recommendation is NOT CERTIFIED: the controls of its {} stage did not hold, so the "
+        "host moved the figures above by more than their intervals say; run tune again with "
+        "nothing else on the machine (/proc/pressure/cpu near 0), or with a larger --budget\n",
+        fmt::join(uncertified, " and "));
+  }
 }
 
 int tune(const TuneOptions& options) { return Tuner(options)(); }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct TuneOptions {
 
 // Exit codes: 0 a recommendation was stored (possibly "keep the defaults"); 1 a stage failed or
 // was interrupted (the runs so far are kept); 2 bad input (nothing run or written).
+// Prints a recommendation as tune stores it (storage: tunings.recommendation): the ladder, the
+// configuration against the defaults with the ladder's product beside it, how to apply it, and
+// whether its stages' controls certify it. `tune` prints it at its end; `show TUNING` again.
+void print_recommendation(std::ostream& out, const std::string& uuid, const nlohmann::json& r);
+
 int tune(const TuneOptions& options);
 
 // A knob the screen found helping: its id, the value tried and its time effect.

@@ -9,6 +9,7 @@
 #include "analysis/analysis.h"
 #include "analysis/reporter.h"
 #include "app/commands.h"
+#include "run/tune.h"
 
 namespace tunebench::cli {
 
@@ -31,7 +32,24 @@ int show_command(const ShowOptions& options) {
   const auto& reporter =
       text_reporter(options.json ? "json" : "", options.verbose, reporters::Output::run);
   const auto db = open_existing(options.db);
-  std::cout << reporter.run(analysis::analyze(db, storage::resolve_run(db, options.run)));
+  std::string uuid;
+  try {
+    uuid = storage::resolve_run(db, options.run);
+  } catch (const storage::StorageError&) {
+    // Not a run: a stored recommendation (`tunebench tune`) of that id, printed again.
+    std::vector<storage::Database::Tuning> found;
+    for (auto& t : db.tunings())
+      if (!options.run.empty() && t.uuid.rfind(options.run, 0) == 0) found.push_back(std::move(t));
+    if (found.size() != 1) throw;
+    if (options.json) {
+      std::cout << found.front().recommendation.dump(2) << "\n";
+    } else {
+      orchestrator::print_recommendation(std::cout, found.front().uuid,
+                                         found.front().recommendation);
+    }
+    return 0;
+  }
+  std::cout << reporter.run(analysis::analyze(db, uuid));
   return 0;
 }
 
