@@ -621,6 +621,10 @@ TEST(Run, TheControlsRunFirstAndKeepTheirBudgetWhenTheRunsBudgetIsSpent) {
   std::map<std::string, std::string> stops;
   for (const auto& s : sampling["paired"]) stops[s["experiment"]] = s["stop"];
   EXPECT_EQ(stops["aa.no_grad.resnet50-tiny-infer"], "not settled: max_workers 5 reached");
+  // What the planned trials would take at their pace, foreseen once 4 of them had run (and said,
+  // beyond a budget this small).
+  ASSERT_TRUE(sampling["planned_expected_s"].is_number()) << sampling;
+  EXPECT_GT(sampling["planned_expected_s"].get<double>(), 0);
   EXPECT_NE(
       stops["no_grad.resnet50-tiny-infer"].find("do not fit in the 0s left of the run's budget"),
       std::string::npos)

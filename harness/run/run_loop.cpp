@@ -518,6 +518,8 @@ nlohmann::json RunLoop::sampling_record() const {
       {"planned_done_s",
        planned_done_at_ >= 0 ? nlohmann::json(std::round(planned_done_at_)) : nlohmann::json()},
       {"elapsed_s", std::round(elapsed() * 10) / 10},
+      {"planned_expected_s",
+       planned_expected_s_ > 0 ? nlohmann::json(planned_expected_s_) : nlohmann::json()},
       {"resumed_after_s", spent_before_ > 0 ? nlohmann::json(spent_before_) : nlohmann::json()},
       {"workers_added", added_},
       {"paired", stops_},
@@ -543,6 +545,25 @@ void RunLoop::store_sampling(bool final) {
     db_.store_sampling(run_uuid_, sampling_record());
   } catch (const storage::StorageError& e) {
     if (final) std::cerr << "tunebench: warning: " << e.what() << " (every trial is stored)\n";
+  }
+}
+
+void RunLoop::foresee_plan(size_t done, size_t planned) {
+  if (foreseen_ || options_.budget_s <= 0 || first_planned_.trial < 0) return;
+  const double ran = double(done) - first_planned_.trial;
+  const double took = elapsed() - first_planned_.at;
+  // Once a tenth of the rest has run (at least 4 trials), its pace says what the rest will take.
+  if (ran < std::max(4.0, 0.1 * (double(planned) - first_planned_.trial))) return;
+  foreseen_ = true;
+  const double expected = elapsed() + took / ran * double(planned - done);
+  planned_expected_s_ = std::round(expected);
+  if (expected > options_.budget_s) {
+    say(fmt::format(
+        "the planned trials will take about {} at this pace ({} of {} in {}), beyond the run's "
+        "budget of {:g}s: every planned trial runs whatever the budget, and nothing is left for "
+        "the open verdicts (a suite with fewer workers, or a larger --budget, leaves some)",
+        duration(expected), size_t(ran), planned - size_t(first_planned_.trial), duration(took),
+        options_.budget_s));
   }
 }
 
@@ -580,8 +601,11 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
     std::vector<std::string> positions;
     for (size_t u = 0; u < unit.size(); ++u)
       positions.push_back(fmt::format("{}/{}", i + u + 1, trials.size()));
+    const bool control = sampling_.count(t.experiment) && sampling_.at(t.experiment).control;
+    if (!control && first_planned_.trial < 0) first_planned_ = {double(i), elapsed()};
     go_on = run_unit(unit, positions);
     i += unit.size() - 1;
+    if (go_on && !control) foresee_plan(i + 1, trials.size());
     // The experiment's last planned worker: sample on until it is settled.
     const bool last = i + 1 == trials.size() || trials[i + 1].experiment != t.experiment;
     if (go_on && unit.size() == 2 && last) {

@@ -120,6 +120,15 @@ class RunLoop {
   bool failed_to_store_ = false;
   Clock::time_point start_ = Clock::now();
   double spent_before_ = 0;  // seconds the run had taken before this process resumed it
+  // With a run budget: once a tenth of the planned trials after the controls has run, what the
+  // rest will take at that pace, said once where it goes beyond the budget (foresee_plan).
+  void foresee_plan(size_t done, size_t planned);
+  struct Mark {
+    double trial = -1, at = 0;  // the first planned trial after the controls, and when it began
+  };
+  Mark first_planned_;
+  bool foreseen_ = false;
+  double planned_expected_s_ = 0;  // the expected end of the planned trials, elapsed seconds
 };
 
 // The loop, with a fault it did not expect (an exception: the environment, the file system)
