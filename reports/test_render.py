@@ -223,6 +223,21 @@ class TextTest(unittest.TestCase):
 
 
 
+class ForestAxisTest(unittest.TestCase):
+    def test_the_axis_fits_the_bulk_of_the_effects(self):
+        # 0.0053x, 106x and 3.0x lie past 2.5x: the axis fits 0.8x..1.3x, padded 5 %.
+        lo, hi = figures.bulk_limits([0.0053, 106, 0.8, 1.3, 3.0])
+        self.assertAlmostEqual(lo, 0.8 / 1.05)
+        self.assertAlmostEqual(hi, 1.3 * 1.05)
+        # never narrower than ±10 %, never wider than 0.4x..2.5x
+        self.assertEqual(figures.bulk_limits([0.3, 1.0]), (1 / 1.1 / 1.05, 1.1 * 1.05))
+        self.assertEqual(figures.bulk_limits([0.41, 2.4]), (0.4, 2.5))
+
+    def test_ticks_a_person_reads(self):
+        self.assertEqual(figures.ratio_ticks(0.8, 1.25, 8), [0.8, 0.9, 1.0, 1.1, 1.25])
+        self.assertEqual(figures.ratio_ticks(0.4, 2.5, 8), [0.5, 0.67, 1.0, 1.5, 2])
+
+
 class FigureTextTest(unittest.TestCase):
     """Each figure measures its texts against its own edges when it is drawn."""
 
