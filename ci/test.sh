@@ -15,7 +15,7 @@ echo "[test] nothing names files outside the repository or an issue number"
 # (This file, which holds the patterns, excepted.)
 outside='\.\./shared|\b(CATALOG|DESIGN|MEASUREMENT|SAMPLER|ARCHITECTURE|CUDA_REVIEW|STYLE)\.md'
 if git grep -nE "$outside|[Ii]ssue #[0-9]+|\(#[0-9]+\)" -- . ':!ci/test.sh'; then
-  echo "a file above names ../shared, one of its documents or an issue number: say it in docs/ instead" >&2
+  echo "a line above names a file outside the repository or an issue number: say it in docs/ instead" >&2
   status=1
 fi
 
