@@ -1,4 +1,4 @@
-// The paired-measurement study (issue #14): how narrow and how honest an in-process paired
+// The paired-measurement study: how narrow and how honest an in-process paired
 // interval is on this machine. Each experiment runs `--workers` fresh `tunebench worker`
 // processes one after the other, each holding both arms of the experiment and alternating them in
 // ABBA blocks (worker/paired.h, counterbalanced: odd workers start with ON), and estimates the
@@ -99,7 +99,7 @@ std::vector<PairedSample> run_worker(const StudyOptions& o, const PairedSpec& sp
 
 int main(int argc, char** argv) {
   StudyOptions o;
-  CLI::App app{"Paired in-process measurement study: A/A and injected slowdowns (issue #14)"};
+  CLI::App app{"Paired in-process measurement study: A/A and injected slowdowns"};
   app.add_option("--tunebench", o.tunebench, "the tunebench binary whose worker runs the trials");
   app.add_option("--experiments", o.experiments, "experiments to run")->check(CLI::PositiveNumber);
   app.add_option("--workers", o.workers, "worker processes per experiment")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The two-stage check's false alarms and detection on this machine (issue #17, item 6).
+"""The two-stage check's false alarms and detection on this machine.
 
 Real runs, nothing simulated; every figure comes from `tunebench check --format json` (computed
 in C++). Into one database, nights of suites/studies/regression_suite.json:

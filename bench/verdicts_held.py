@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which verdicts held between two runs of one suite (issue #14 item 10).
+"""Which verdicts held between two runs of one suite.
 
 Reads the effects `tunebench show RUN --json` prints for each run (computed and stored in C++;
 nothing is recomputed here), pairs them by experiment, metric and comparison, and prints a

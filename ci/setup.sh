@@ -21,7 +21,7 @@ log() { printf '[setup] %s\n' "$*"; }
 # iproute2 and util-linux: the two-node cluster of tests/slurm_two_nodes.sh (a network and UTS
 # namespace per node, a bridge between them).
 # libopenblas0-openmp: without it Debian's LibTorch sends every fp32 matmul to the reference
-# BLAS (libblas.so.3), ~30x slower on this machine (CATALOG.md, blas_backend).
+# BLAS (libblas.so.3), ~30x slower on this machine (README.md, Setup).
 DEB_PACKAGES=(
   build-essential cmake ninja-build pkg-config git clang clang-format ccache
   libclang-rt-14-dev

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Sets up, builds both LibTorch variants and runs every test of each.
+# Sets up, builds both LibTorch variants and runs their tests: every test of the debian build,
+# and of the pypi build those labelled libtorch (code that differs between LibTorch versions or
+# needs the pypi build; CMakeLists.txt says which). Every test runs in one build at least.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,11 +11,20 @@ echo "[test] formatting (clang-format, .clang-format)"
 git ls-files -- '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
 
 status=0
-for preset in debian pypi; do
-  bash ci/build.sh "$preset"
-  echo "[test] $preset"
-  ctest --preset "$preset" -j2 || status=1
-done
+echo "[test] nothing names files outside the repository or an issue number"
+# (This file, which holds the patterns, excepted.)
+outside='\.\./shared|\b(CATALOG|DESIGN|MEASUREMENT|SAMPLER|ARCHITECTURE|CUDA_REVIEW|STYLE)\.md'
+if git grep -nE "$outside|[Ii]ssue #[0-9]+|\(#[0-9]+\)" -- . ':!ci/test.sh'; then
+  echo "a line above names a file outside the repository or an issue number: say it in docs/ instead" >&2
+  status=1
+fi
+
+bash ci/build.sh debian
+echo "[test] debian: every test"
+ctest --preset debian -j2 || status=1
+bash ci/build.sh pypi
+echo "[test] pypi: the tests labelled libtorch"
+ctest --preset pypi -j2 -L libtorch || status=1
 
 echo "[test] the knob reference docs/knobs.md is what \`tunebench list --format md\` prints"
 if ! build/debian/tunebench list --format md | diff -u docs/knobs.md - > build/knobs-md.diff; then

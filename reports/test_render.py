@@ -16,8 +16,12 @@ Environment:
   TUNEBENCH_BINARY    path to a built tunebench (default build/debian/tunebench); without one
                       every test that needs a database is skipped
   TUNEBENCH_TEST_OUT  where outputs go (the screenshot is OUT/screenshot/report.png; the whole page at
-                      1,024 and 1,920 pixels wide OUT/widths-nightly/report-1024.png, …-1920.png,
-                      and the same under OUT/widths-two-hosts/)
+                      1,024, 1,280 and 1,920 pixels wide OUT/widths-nightly/report-1024.png, …,
+                      and the same under OUT/widths-two-hosts/ and OUT/widths-smoke/, which also
+                      holds the smoke run's first screen at 1,280 pixels, first-screen-1280.png)
+  TUNEBENCH_SMOKE_DB  a database of a real smoke run (ci/quickstart.sh writes results/tunebench.sqlite)
+                      for the page-width test; without it, a smoke run's effects put in a generated
+                      run
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
-from unittest import mock
 
 HERE = Path(__file__).resolve().parent
 # The synthetic histories come from bench/generate_history.py (through tunebench): fixtures, not
@@ -47,8 +50,9 @@ import generate_history  # noqa: E402
 import render  # noqa: E402
 from tunebench_report import figures  # noqa: E402  (it chooses matplotlib's backend first)
 import matplotlib.text  # noqa: E402
+from tunebench_report.assemble import build_report  # noqa: E402
 from tunebench_report.html_page import breakable, esc, figure_html  # noqa: E402
-from tunebench_report.load import open_database  # noqa: E402
+from tunebench_report.load import open_database, read_tables  # noqa: E402
 from tunebench_report.markdown_summary import md  # noqa: E402
 from tunebench_report.stored import (HELPS, INSUFFICIENT, Effect, load_check, load_runs, parse_cell,  # noqa: E402
                                      regression_marks)
@@ -81,6 +85,31 @@ def setUpModule():
     with sqlite3.connect(DATABASES / "schema-only.sqlite") as con:
         for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
             con.execute(f'DELETE FROM "{table}"')
+
+
+# A smoke run's effects, as `tunebench show` printed them for one on a 2-core VM, put in place of
+# the one-run database's: two extreme effects, paired verdicts with their widths, an A/A that holds
+# 1 and a +3 % control, all near 1 but for the extremes.
+SMOKE_LIKE = {
+    "omp_threads.gpt-small-infer": (0.0053, 0.0051, 0.0055, "helps", "0.0053x [0.0051, 0.0055] helps"),
+    "allocator.dlrm-kaggle-train": (106.0, 98.1, 115.0, "hurts", "106x [98.1, 115] hurts"),
+    "zero_grad_none.gpt-small-train": (1.03, 1.0, 1.06, "not precise enough",
+                                       "1.03x [1.00, 1.06] not precise enough (±3.0%)"),
+    "zero_grad_none.resnet50-full-train": (0.95, 0.89, 1.02, "not precise enough",
+                                           "0.95x [0.89, 1.02] not precise enough (±6.9%)"),
+    "no_grad.dlrm-kaggle-infer": (1.004, 0.992, 1.016, "no effect beyond ±2%", "1.004x [0.992, 1.016] no effect beyond ±2%"),
+    "no_grad.gpt-small-infer": (0.85, 0.82, 0.88, "helps", "0.85x [0.82, 0.88] helps"),
+    "aa.no_grad.resnet50-full-infer": (0.99, 0.97, 1.01, "inconclusive", "0.99x [0.97, 1.01] holds 1 (±2.0%)"),
+}
+
+
+def smoke_like_tables() -> dict:
+    """The one-run database's export with the time effects of SMOKE_LIKE."""
+    document = export_tables(DATABASES / "one-run.sqlite")
+    for e in document["effects"]:
+        if e["metric"] == "time" and e["experiment"] in SMOKE_LIKE:
+            e["ratio"], e["lo"], e["hi"], e["verdict"], e["text"] = SMOKE_LIKE[e["experiment"]]
+    return document
 
 
 def show_json(db: Path, run: str) -> dict:
@@ -147,6 +176,8 @@ class RenderCase(unittest.TestCase):
         code, stdout, stderr = render_cli(*source, "--out", str(out), *extra)
         self.assertEqual(code, 0, stderr)
         self.assertNotIn("Traceback", stderr)
+        # Every figure measured its texts against its edges as it was drawn (figures.png_bytes).
+        self.assertNotIn("cut at the figure's edge", stderr)
         html_path = Path(stdout.strip().splitlines()[-1])
         self.assertEqual(html_path, (out / "report.html").resolve(), "the last line is the HTML path")
         return out, html_path.read_text(encoding="utf-8"), (out / "summary.md").read_text(encoding="utf-8")
@@ -192,6 +223,39 @@ class TextTest(unittest.TestCase):
 
 
 
+class ForestAxisTest(unittest.TestCase):
+    def test_the_axis_fits_the_bulk_of_the_effects(self):
+        # 0.0053x, 106x and 3.0x lie past 2.5x: the axis fits 0.8x..1.3x, padded 5 %.
+        lo, hi = figures.bulk_limits([0.0053, 106, 0.8, 1.3, 3.0])
+        self.assertAlmostEqual(lo, 0.8 / 1.05)
+        self.assertAlmostEqual(hi, 1.3 * 1.05)
+        # never narrower than ±10 %, never wider than 0.4x..2.5x
+        self.assertEqual(figures.bulk_limits([0.3, 1.0]), (1 / 1.1 / 1.05, 1.1 * 1.05))
+        self.assertEqual(figures.bulk_limits([0.41, 2.4]), (0.4, 2.5))
+
+    def test_ticks_a_person_reads(self):
+        self.assertEqual(figures.ratio_ticks(0.8, 1.25, 8), [0.8, 0.9, 1.0, 1.1, 1.25])
+        self.assertEqual(figures.ratio_ticks(0.4, 2.5, 8), [0.5, 0.67, 1.0, 1.5, 2])
+
+
+class FigureTextTest(unittest.TestCase):
+    """Each figure measures its texts against its own edges when it is drawn."""
+
+    def test_a_text_past_the_edge_is_found(self):
+        import matplotlib.pyplot as plt
+        fig = plt.figure(figsize=(4, 2))
+        fig.text(0.02, 0.5, "inside")
+        self.assertEqual(figures.cut_texts(fig), [])
+        fig.text(0.9, 0.5, "a verdict that runs past the right edge")
+        fig.add_axes([0.1, 0.3, 0.8, 0.4]).set_title("a title far too long to fit in four inches of figure, "
+                                                     "centred on it and cut at both ends")
+        cut = figures.cut_texts(fig)
+        self.assertEqual(len(cut), 2, cut)
+        self.assertIn("'a verdict that runs past the right edge' spans x 360 to", cut[0] + cut[1])
+        with self.assertWarns(figures.CutText):
+            figures.png_bytes(fig)
+
+
 # ----------------------------------------------------------------------------------------------
 # Rendering generated databases
 # ----------------------------------------------------------------------------------------------
@@ -225,6 +289,40 @@ class RenderTest(RenderCase):
         for line in summary.splitlines():
             if line.startswith("| 🟢") or line.startswith("| 🔴") or line.startswith("| ⚪"):
                 self.assertRegex(line, r"\d\.\d+x \\\[\d\.\d+, \d\.\d+\\\]")
+
+    def test_the_forest_of_a_smoke_run(self):
+        """A smoke run's forest plot: its axis fits the effects near 1, not the two extremes, which
+        sit at its edges with their numbers; rows grouped as `show` groups them; nothing cut at the
+        figure's edges, whatever the verdict's width."""
+        out, page, _ = self.render_tables(smoke_like_tables())
+        self.assertTrue((out / "forest.png").exists())
+        report = build_report(read_tables(str(out / "tables.json")), "latest", None, None)
+        fig = figures.forest_figure(report.experiments, report.run.hostname)
+        time_axis = next(ax for ax in fig.axes if ax.get_title().startswith("time per iteration"))
+        lo, hi = time_axis.get_xlim()
+        # The bulk of the effects: 0.63x [0.62, 0.64] to 1.06x (1.049 the +3 % control's end), each
+        # padded 5 %, and at least ±10 %.
+        self.assertAlmostEqual(lo, 0.6191434377005061 / 1.05, places=6)
+        self.assertAlmostEqual(hi, 1.1 * 1.05, places=6)
+        self.assertEqual([t.get_text() for t in time_axis.get_xticklabels()], ["0.67×", "0.8×", "0.9×", "1×", "1.1×"])
+        # 5 % apart is 10 pixels and more in a window 1,280 pixels wide (the page shows the PNG at
+        # most 1,248 of its 1,350 pixels wide there).
+        x = time_axis.transData.transform([(1.0, 0), (1.05, 0)])[:, 0]
+        self.assertGreater((x[1] - x[0]) * 1248 / fig.bbox.width, 10)
+        texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
+        self.assertIn("0.0053x [0.0051, 0.0055]", texts)  # at the left edge, with its interval
+        self.assertIn("106x [98.1, 115]", texts)  # at the right edge
+        self.assertIn("not precise enough (±3.0%)", texts)  # the stored words, their width with them
+        self.assertIn("holds 1 (±2.0%)", texts)  # the A/A in its own words, not "inconclusive"
+        self.assertNotIn("inconclusive", texts)
+        self.assertIn("<b>Controls:</b>", page)
+        self.assertNotIn("<b>Inconclusive:</b>", page)
+        headings = [t for t in texts if t.endswith(")") and t.split(" (")[0] in figures.FOREST_GROUPS.values()]
+        self.assertEqual(headings, ["controls (2)", "helps (7)", "hurts (1)", "no effect, or none beyond ±2 % (1)",
+                                    "not precise enough, or inconclusive (2)"])
+        # within a group the largest effect first
+        helps = texts.index("helps (7)")
+        self.assertLess(texts.index("omp_threads.gpt-small-infer", helps), texts.index("no_grad.gpt-small-infer", helps))
 
     def test_the_runs_certification_comes_first(self):
         """The page and the summary say what tunebench stored: whether the run's controls certify
@@ -618,9 +716,17 @@ class TunebenchTest(RenderCase):
                     self.assertIn(esc(stored), page)  # the factorial table
                     continue
                 text = texts[(x["name"], e["metric"], e["compared"])]
-                self.assertTrue(text.endswith(e["verdict"]), text)
-                numbers = text[: -len(e["verdict"])].strip()
+                self.assertEqual(text, e["text"])  # the stored text is the one show prints
+                numbers, words = text.split("] ", 1)
+                numbers += "]"
+                if x["knob"] == "aa":  # a control in its own words, not the estimator's verdict
+                    self.assertRegex(words, r"^(holds 1 \(±\d+\.\d%\)|shows an effect: the host was noisy)$")
+                elif x["knob"] == "positive_control":
+                    self.assertIn(words, ("detected", "missed"))
+                else:
+                    self.assertTrue(words.startswith(e["verdict"]), text)
                 self.assertIn(f'<td class="num">{esc(numbers)}</td>', page)
+                self.assertIn(f">{esc(words)}</span></td>", page)
                 self.assertIn(md(numbers), summary)
                 drawn += 1
         self.assertGreater(drawn, 10)
@@ -686,21 +792,6 @@ def chromium(out: Path, *args: str) -> str:
     return done.stdout
 
 
-def cut_off(fig) -> list[str]:
-    """What of a matplotlib figure reaches past its edges, cut off in its PNG: each axes with all it
-    draws (title, tick labels, axis labels, legend) and each text and legend of the figure itself."""
-    fig.canvas.draw()  # lays out legends, ticks and labels
-    renderer = fig.canvas.get_renderer()
-    width, height = fig.bbox.width, fig.bbox.height
-    parts = [(f"the axes titled {ax.get_title() or ax.get_title(loc='left')!r}", ax.get_tightbbox(renderer))
-             for ax in fig.axes]
-    parts += [(f"the text {t.get_text()[:60]!r}", t.get_window_extent(renderer)) for t in fig.texts if t.get_text()]
-    parts += [("a legend", legend.get_window_extent(renderer)) for legend in fig.legends]
-    return [f"{what} spans x {box.x0:.0f} to {box.x1:.0f}, y {box.y0:.0f} to {box.y1:.0f} of {width:.0f} x {height:.0f}"
-            for what, box in parts
-            if box is not None and (box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1)]
-
-
 @unittest.skipUnless(CHROMIUM, "chromium is not installed (Debian: apt-get install chromium)")
 class ScreenshotTest(RenderCase):
     def test_screenshot(self):
@@ -721,27 +812,26 @@ class ScreenshotTest(RenderCase):
         print(f"\nscreenshot: {shot}", file=sys.stderr)
 
 
-    def test_nothing_cut_off_at_1024_and_1920_pixels(self):
-        """The nightly history (long claims and notes, factorial names, 30 controls) and two hosts
-        side by side (the widest tables: every figure with its interval, prices), in a window 1,024
-        and 1,920 pixels wide: no element past the window's edge, none clipped, no text cut off
-        inside a figure; a screenshot of the whole page at each width for people to look at."""
+    def test_nothing_cut_off_at_1024_to_1920_pixels(self):
+        """A smoke run (extreme effects, paired verdicts with their widths; a real one where
+        $TUNEBENCH_SMOKE_DB names it), the nightly history (long claims and notes, factorial names,
+        30 controls) and two hosts side by side (the widest tables: every figure with its interval,
+        prices), in a window 1,024, 1,280, 1,440 and 1,920 pixels wide: no element past the
+        window's edge, none clipped, no text cut off inside a figure; for people to look at, the
+        whole page at 1,024, 1,280 and 1,920 pixels and the smoke run's first screen at 1,280."""
         two_hosts = hosts_json(DATABASES / "two-hosts.sqlite", OUT / "widths-two-hosts", "nightly-epyc",
                                "nightly-xeon", prices={"nightly-epyc": 4.1, "nightly-xeon": 1.9})
-        for name, db, extra in (("nightly", DATABASES / "nightly.sqlite", ()),
-                                ("two-hosts", DATABASES / "two-hosts.sqlite", ("--hosts-json", str(two_hosts)))):
-            cut, png_bytes = [], figures.png_bytes
-
-            def checked_png(fig, cut=cut, png_bytes=png_bytes):
-                cut.extend(cut_off(fig))
-                return png_bytes(fig)
-
-            with mock.patch.object(figures, "png_bytes", checked_png):
-                out, page, _ = self.render(db, *extra, name=f"widths-{name}")
-            self.assertEqual(cut, [], f"{name}: text cut off at the edge of a figure")
+        smoke = os.environ.get("TUNEBENCH_SMOKE_DB")
+        reports = [("smoke", lambda: self.render(smoke, name="widths-smoke") if smoke
+                    else self.render_tables(smoke_like_tables(), name="widths-smoke")),
+                   ("nightly", lambda: self.render(DATABASES / "nightly.sqlite", name="widths-nightly")),
+                   ("two-hosts", lambda: self.render(DATABASES / "two-hosts.sqlite", "--hosts-json", str(two_hosts),
+                                                     name="widths-two-hosts"))]
+        for name, render in reports:
+            out, page, _ = render()  # no text cut in a figure (render_from)
             probe = out / "report-width-probe.html"
             probe.write_text(page.replace("</body>", f"<script>{WIDTH_PROBE}</script></body>"), encoding="utf-8")
-            for width in (1024, 1920):
+            for width in (1024, 1280, 1440, 1920):
                 with self.subTest(report=name, width=width):
                     dom = chromium(out, f"--window-size={width},2000", "--virtual-time-budget=5000", "--dump-dom",
                                    probe.as_uri())
@@ -750,13 +840,16 @@ class ScreenshotTest(RenderCase):
                     found = json.loads(html.unescape(dom[start:].split(">", 1)[1].split("</pre>", 1)[0]))
                     self.assertGreater(found["width"], width - 20)  # less a scroll bar, if any
                     self.assertEqual(found["found"], [], f"{name} at {width} pixels: overflows or is cut off")
-                    shot = out / f"report-{width}.png"
-                    shot.unlink(missing_ok=True)
-                    chromium(out, "--hide-scrollbars", f"--screenshot={shot}",
-                             f"--window-size={width},{min(found['height'], 16000)}", (out / "report.html").as_uri())
-                    self.assertTrue(shot.exists(), "chromium wrote no screenshot")
-                    print(f"\nthe whole page at {width} pixels: {shot}", file=sys.stderr)
-
+                    shots = [(f"report-{width}.png", min(found["height"], 16000))] if width != 1440 else []
+                    if name == "smoke" and width == 1280:
+                        shots.append(("first-screen-1280.png", 1000))
+                    for file, height in shots:
+                        shot = out / file
+                        shot.unlink(missing_ok=True)
+                        chromium(out, "--hide-scrollbars", f"--screenshot={shot}", f"--window-size={width},{height}",
+                                 (out / "report.html").as_uri())
+                        self.assertTrue(shot.exists(), "chromium wrote no screenshot")
+                        print(f"\n{name} at {width} pixels: {shot}", file=sys.stderr)
 
 if __name__ == "__main__":
     unittest.main()

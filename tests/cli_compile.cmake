@@ -1,4 +1,4 @@
-# The compile knob from the command line (issue #15): `list` says where it applies (the pypi build)
+# The compile knob from the command line: `list` says where it applies (the pypi build)
 # and why not elsewhere (Debian's LibTorch 1.13 has no AOTInductor); on the pypi build a tiny GPT
 # runs as an AOTInductor package against the eager model, paired in one process, both arms pass
 # the guard, and `show` prints the effect with its interval and the compilation's break-even. The

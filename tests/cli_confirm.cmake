@@ -1,4 +1,4 @@
-# The two-stage check end to end (issue #17), with the real binary: nights of a tiny suite; a
+# The two-stage check end to end, with the real binary: nights of a tiny suite; a
 # night whose build is made 30 % slower on one benchmark (the study hook TUNEBENCH_TEST_SLOWDOWN,
 # which the orchestrator passes to this build's workers and never to another build's) is flagged
 # by stage 1 and confirmed by stage 2, a paired A/B against a copy of the binary kept as the

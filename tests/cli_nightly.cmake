@@ -1,4 +1,4 @@
-# ci/nightly.sh end to end (issue #17): the first night keeps its build as the last-good one, a
+# ci/nightly.sh end to end: the first night keeps its build as the last-good one, a
 # slowed build is confirmed by stage 2 against it (exit 1) and not kept, an unchanged one passes
 # both stages (exit 0) and replaces it; check.md and the step summary carry the verdict.
 # cmake -DTUNEBENCH=<binary> -DSOURCE=<src> -DWORK=<dir> -P cli_nightly.cmake

@@ -1,4 +1,4 @@
-# Software A/B as an experiment (issue #17): the same tiny GPT run by this build (OFF) and by the
+# Software A/B as an experiment: the same tiny GPT run by this build (OFF) and by the
 # other LibTorch build this repo makes (ON, knob worker_build), as resident pairs. Both arms must
 # pass the guard (the same function within the knob's tolerance), each arm's evidence names the
 # executable and LibTorch version that ran it, and the effect is stored with its interval.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fleet on a real Slurm cluster of one node (issue #16): starts munged, slurmctld and slurmd
+# The fleet on a real Slurm cluster of one node: starts munged, slurmctld and slurmd
 # from Debian's packages on this host with a generated slurm.conf (everything under a temporary
 # directory, its own ports and munge socket; SLURM_CONF points the clients at it), then
 #   1. submits ci/slurm/fleet.sh with two tasks running tests/suites/slurm.json and, from the

@@ -241,7 +241,7 @@ TEST_F(CheckTest, CompareHostsUsesEachHostsLatestRunOfACommonSuite) {
   EXPECT_THROW(latest_runs_of_hosts(*db_, {"small", "big"}, "cpu-full"), std::invalid_argument);
 }
 
-// A recorded drifting history (issue #17): nights in the host's fast or ~2x slower phase. In
+// A recorded drifting history: nights in the host's fast or ~2x slower phase. In
 // absolute time the night-to-night noise is the phase's; relative to the reference kernel timed
 // in the same processes it is the samples'. Calibration measures both, check uses the quieter,
 // and a 5 % slowdown that absolute time cannot see is caught; an unchanged night is not.

@@ -166,7 +166,7 @@ TEST(Detect, JudgeSaysWhyABenchmarkIsNotARegression) {
   EXPECT_THROW(judge(baseline, run, 1, std::nullopt, options), std::invalid_argument);
 }
 
-// Stage 2's answer (issue #17): regression when the A/B's interval lies above 1 and reaches the
+// Stage 2's answer: regression when the A/B's interval lies above 1 and reaches the
 // threshold, no regression when it stays below 1 + threshold, unknown when it holds both.
 TEST(Detect, StageTwoDecidesRegressionNoRegressionOrUnknown) {
   EXPECT_EQ(decide(1.05, 1.03, 1.07, 0.05).status, "regression");

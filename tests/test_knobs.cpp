@@ -102,7 +102,7 @@ TEST(Knobs, ProcessSettingsBecomeEnvironmentAndPreloads) {
   EXPECT_TRUE(process_setup({{"allocator", "glibc"}}).preload.empty());
 }
 
-// Software A/B (issue #17): an arm's worker_build names the executable its worker runs; the
+// Software A/B: an arm's worker_build names the executable its worker runs; the
 // worker's read-back must name the same file; a build not made here is not applicable.
 TEST(Knobs, WorkerBuildNamesTheExecutableAndTheWorkerMustHaveRunIt) {
   const std::string self_exe = std::filesystem::read_symlink("/proc/self/exe").string();

@@ -228,7 +228,7 @@ TEST(Multiproc, KnobValuesAreChecked) {
   EXPECT_THROW(knobs::validate_value(*knobs::find("ddp_no_sync"), 2), std::invalid_argument);
 }
 
-// The reference kernel (issue #17): three parts that each take time, buffers faulted in once
+// The reference kernel: three parts that each take time, buffers faulted in once
 // and kept (a later run takes almost no page faults), and what they hold is known, for the
 // worker to leave out of the peak RSS it reports.
 TEST(Reference, EachPartTakesTimeAndTheBuffersAreFaultedInOnce) {

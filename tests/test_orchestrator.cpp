@@ -41,7 +41,7 @@ TEST(Spawn, TheChildGetsExactlyTheEnvironmentItIsGiven) {
 }
 
 // A worker sees the GPUs the user gave the run (in their order) and NCCL's settings; nothing
-// else of the parent's environment leaks in (CUDA_REVIEW.md finding 7).
+// else of the parent's environment leaks in (docs/cuda-review.md, finding 7).
 TEST(Spawn, WorkersGetTheVisibleGpusAndNcclSettingsAndNothingElse) {
   setenv("CUDA_VISIBLE_DEVICES", "1,0", 1);
   setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
@@ -342,7 +342,7 @@ RunOptions quiet_run(const std::filesystem::path& dir, const std::string& name) 
   return options;
 }
 
-// A paired run end to end (issue #14): each worker process holds both arms and alternates them,
+// A paired run end to end: each worker process holds both arms and alternates them,
 // both arms' trials are stored with their samples' blocks, and the effect is the paired one.
 TEST(Run, APairedExperimentRunsBothArmsInEachWorkerAndStoresTheirBlocks) {
   const auto dir =
@@ -442,7 +442,7 @@ TEST(Run, ASizedExperimentsLaterWorkersSampleTheShapeItsFirstWorkersStepAsks) {
   std::filesystem::remove_all(dir);
 }
 
-// Resident pairs end to end (issue #14, paired processes): each arm of a worker in a process of
+// Resident pairs end to end (paired processes): each arm of a worker in a process of
 // its own with its own start-time setup, both alive at once and alternating ABBA blocks.
 TEST(Run, AResidentPairRunsEachArmInItsOwnProcessAndAlternatesTheirBlocks) {
   const auto dir =

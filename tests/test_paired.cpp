@@ -515,7 +515,7 @@ TEST(PairedSimulation, ResidentPairsSettleOnlyFromTwelveWorkersAndKeepTheirCover
   expect_later_settling_is_honest(c, o.confidence);
 }
 
-// Stage 2 of the two-stage check (issue #17) on the simulated host: a paired A/B of the
+// Stage 2 of the two-stage check on the simulated host: a paired A/B of the
 // last-good build (OFF) against this build (ON), adding two workers at a time while the interval
 // is wider than detect::confirm_target, as the orchestrator samples on, up to 24 workers. A 5 %
 // slower build is confirmed; an unchanged one is cleared; an answer that is UNKNOWN is never the

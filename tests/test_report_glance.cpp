@@ -150,5 +150,52 @@ TEST(ShowGlance, FactorialContrastsSayWhatTheyCompare) {
        "interaction channels_last x no_grad"});
 }
 
+// The controls in their own words, not the estimator's verdict: an A/A's interval holds 1 (with
+// its width) or shows an effect, a positive control is detected or missed; the JSON and the
+// stored text say the same (analysis::effect_text).
+TEST(ShowGlance, ControlsSayWhetherTheyHeld) {
+  analysis::RunReport report;
+  report.run.record.uuid = "0123456789abcdef";
+  report.run.record.suite_name = "smoke";
+  report.run.status = "completed";
+  auto control = [&](const std::string& name, double slowdown, stats::Effect e) {
+    analysis::ExperimentReport x;
+    x.name = name;
+    x.knob = slowdown > 0 ? "positive_control" : "aa";
+    x.slowdown = slowdown;
+    x.effects = {{"time", "on vs off", e}};
+    report.experiments.push_back(x);
+  };
+  control("aa.held", 0, effect_of(0.99, 0.97, 1.01, stats::Verdict::inconclusive));
+  control("aa.noisy", 0, effect_of(0.95, 0.93, 0.97, stats::Verdict::helps));
+  control("slow3.detected", 0.03, effect_of(1.03, 1.01, 1.05, stats::Verdict::hurts));
+  control("slow3.missed", 0.03, effect_of(1.03, 0.99, 1.07, stats::Verdict::not_precise));
+  control("aa.no_interval", 0, effect_of(1.0, NAN, NAN, stats::Verdict::insufficient));
+  const std::string text = glance_reporter(false).run(report);
+  expect_lines_in_order(
+      text,
+      {"controls:",
+       "  aa.held                                      0.99x [0.97, 1.01] holds 1 (±2.0%)  "
+       "(expect 1 inside)",
+       "  aa.noisy                                     0.95x [0.93, 0.97] shows an effect: "
+       "the host was noisy  (expect 1 inside)",
+       "  slow3.detected                               1.03x [1.01, 1.05] detected  (expect "
+       "1.03x inside)",
+       "  slow3.missed                                 1.03x [0.99, 1.07] missed  (expect "
+       "1.03x inside)",
+       "  aa.no_interval                               1.00x [no interval] insufficient data  "
+       "(expect 1 inside)"});
+  EXPECT_EQ(text.find("inconclusive"), std::string::npos) << text;
+  const auto shown = nlohmann::json::parse(json_reporter().run(report));
+  EXPECT_EQ(shown["experiments"][0]["effects"][0]["text"], "0.99x [0.97, 1.01] holds 1 (±2.0%)");
+  EXPECT_EQ(shown["experiments"][0]["effects"][0]["verdict"], "inconclusive");
+  // Any other experiment keeps its verdict.
+  analysis::ExperimentReport knob;
+  knob.knob = "no_grad";
+  const analysis::NamedEffect e{"time", "on vs off",
+                                effect_of(0.99, 0.97, 1.01, stats::Verdict::inconclusive)};
+  EXPECT_EQ(analysis::effect_text(knob, e), "0.99x [0.97, 1.01] inconclusive");
+}
+
 }  // namespace
 }  // namespace tunebench::reporters

@@ -1016,7 +1016,7 @@ void store_two_arms(Database& db, const RunRecord& run, const json& orchestrator
 
 // Runs of a version-2 file get their effects when it is migrated to version 3, after a backup
 // copy of the file as it was.
-// A paired experiment (issue #14): each worker's two arms are stored together with every sample's
+// A paired experiment: each worker's two arms are stored together with every sample's
 // block, position and contamination figures, and the stored effect is the paired estimator's.
 // Synthetic samples: the host drifts by ±20 % from pair to pair (both arms of a pair alike), each
 // worker has its own offset, and ON is `ratio` × OFF inside every pair (±0.3 % between workers).
@@ -1130,7 +1130,7 @@ TEST_F(StorageTest, StorageMigratesVersion4AndThenKeepsEachSamplesCpuPressure) {
   EXPECT_EQ(db.trials(now.uuid)[1].result.paired_samples.front().cpu_pressure, 0.25);
 }
 
-// Version 6 (issue #17): trials keep their reference-kernel times and floors their relative
+// Version 6: trials keep their reference-kernel times and floors their relative
 // noise; a version-5 file's trials and floors come through without either.
 TEST_F(StorageTest, StorageMigratesVersion5AndThenKeepsReferenceTimesAndRelativeNoise) {
   const std::string path = db_path("v5.sqlite");
@@ -1627,7 +1627,7 @@ TEST_F(StorageTest, StoragePairedAAControlIsNoEffectBeyondTheMargin) {
   EXPECT_NE(time.text.find("no effect beyond ±2%"), std::string::npos) << time.text;
 }
 
-// A confounder beside the effect (issue #14, item 5): arms whose page faults per step differ by
+// A confounder beside the effect: arms whose page faults per step differ by
 // more than 2× say that the effect runs through the allocator; small or similar counts do not.
 TEST_F(StorageTest, StorageTimeEffectNamesTheAllocatorWhenTheArmsFaultsDifferTwofold) {
   Database db(db_path());
@@ -1643,7 +1643,7 @@ TEST_F(StorageTest, StorageTimeEffectNamesTheAllocatorWhenTheArmsFaultsDifferTwo
     db.finish_run(run.uuid, "completed", "2026-12-01T10:05:00Z");
     return db.effects(run.uuid).effects.front().note;
   };
-  // ResNet-50 at 224, batch 8, grad against no-grad under glibc (issue #14).
+  // ResNet-50 at 224, batch 8, grad against no-grad under glibc.
   const std::string big = note_for("aaaa0004-0000-4000-8000-000000000011", 135000, 38000);
   EXPECT_NE(big.find("page faults per step differ 3.6x: off 135000, on 38000; the effect runs "
                      "partly through the allocator"),
@@ -1661,7 +1661,7 @@ TEST_F(StorageTest, StorageTimeEffectNamesTheAllocatorWhenTheArmsFaultsDifferTwo
 
 // On a GPU a memory knob's "peak memory" is the device's: the caching allocator's allocated peak,
 // or for empty_cache its reserved peak (emptyCache() never changes allocated bytes), not the
-// host's tensor peak or RSS (CUDA_REVIEW.md finding 5).
+// host's tensor peak or RSS (docs/cuda-review.md, finding 5).
 TEST_F(StorageTest, StorageCudaMemoryEffectsCompareTheDevicesPeak) {
   Database db(db_path());
   const auto memory_effect = [&](const std::string& uuid, const std::string& knob) {

@@ -180,7 +180,7 @@ TEST(Worker, TheProbeAndMemoryFiguresAreRecorded) {
   for (double s : r.reference_seconds) EXPECT_GT(s, 0);
 }
 
-// The studies' slowed build (issue #17): TUNEBENCH_TEST_SLOWDOWN slows the trials whose
+// The studies' slowed build: TUNEBENCH_TEST_SLOWDOWN slows the trials whose
 // "experiment/arm" begins with a name, and the worker says so in its evidence; which build ran is
 // read back too (worker_build's check).
 TEST(Worker, TheStudySlowdownSlowsTheNamedArmOnlyAndTheBuildIsReadBack) {

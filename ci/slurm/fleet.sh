@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a suite on every node of a Slurm allocation and merges the nodes' results once (issue #16).
+# Runs a suite on every node of a Slurm allocation and merges the nodes' results once.
 #
 #   ci/slurm/fleet.sh --suite FILE [--nodes N] [--tasks-per-node K] [--ddp-suite FILE]
 #                     [--results DIR] [--label L] [--filter REGEX] [--tunebench PATH]

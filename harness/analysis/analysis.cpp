@@ -43,6 +43,25 @@ RunState run_state(const storage::Database::StoredRun& run, const liveness::Here
   return state;
 }
 
+std::string control_words(const ExperimentReport& x, const NamedEffect& e) {
+  const stats::Effect& f = e.effect;
+  if (!is_control(x) || e.metric != "time" || !std::isfinite(f.lo) || !std::isfinite(f.hi) ||
+      !(f.lo > 0)) {
+    return "";
+  }
+  if (x.knob == "aa") {
+    return f.lo <= 1 && 1 <= f.hi ? fmt::format("holds 1 (±{:.1f}%)", 100 * half_width(f))
+                                  : "shows an effect: the host was noisy";
+  }
+  return f.lo > 1 ? "detected" : "missed";
+}
+
+std::string effect_text(const ExperimentReport& x, const NamedEffect& e) {
+  const std::string words = control_words(x, e);
+  return words.empty() ? stats::format_effect(e.effect)
+                       : stats::format_ratio(e.effect) + " " + words;
+}
+
 std::string certification_line(const std::string& certification) {
   if (certification.empty()) return "";
   const auto why = certification.substr(certification.find(": ") + 2);

@@ -47,6 +47,25 @@ struct ExperimentReport {
   double slowdown = 0;
 };
 
+// A control: an A/A experiment (both arms identical) or a positive control (its ON arm slower by
+// a known amount).
+inline bool is_control(const ExperimentReport& x) { return x.knob == "aa" || x.slowdown > 0; }
+
+// An interval's half-width as a fraction of its middle on the log scale: sqrt(hi / lo) - 1.
+inline double half_width(const stats::Effect& e) { return std::sqrt(e.hi / e.lo) - 1; }
+
+// What a control's time effect says, in the words a reader needs in place of the estimator's
+// verdict (which speaks of a knob helping or hurting): an A/A "holds 1 (±1.0%)" where its
+// interval holds 1 (with the interval's half-width, as certify measures it) or "shows an effect:
+// the host was noisy"; a positive control "detected" where its interval lies above 1, else
+// "missed". Empty for any other effect and for a control's effect without an interval (its
+// verdict, "insufficient data", says why).
+std::string control_words(const ExperimentReport& x, const NamedEffect& e);
+
+// An effect as show, the report and export print it: stats::format_effect, with a control's
+// words in place of its verdict ("0.99x [0.97, 1.01] holds 1 (±2.0%)").
+std::string effect_text(const ExperimentReport& x, const NamedEffect& e);
+
 // A run's state as a reader says it: for a run stored as "running", judged from this machine by
 // its orchestrator's record (core/liveness.h); for an interrupted one, with what resumes it.
 struct RunState {

@@ -28,7 +28,7 @@ struct Options {
   bool across_software = false;  // compare with other LibTorch/tunebench versions too
   int history = 30;              // runs searched for step changes (current one included)
   int recent = 5;                // a step is reported while it began in the last `recent` runs
-  // Stage 1 of the two-stage check (issue #17): the one-sided false-alarm level per benchmark at
+  // Stage 1 of the two-stage check: the one-sided false-alarm level per benchmark at
   // which a benchmark is flagged for stage 2, a same-night paired A/B against the last-good
   // build (app/confirm.h). Lenient on purpose: stage 2 decides.
   double flag_level = 0.2;

@@ -60,7 +60,7 @@ struct Judgement {
 Judgement judge(const stats::Groups& baseline, const stats::Groups& run, int baseline_runs,
                 const std::optional<Floor>& floor, const Options& options);
 
-// The two-stage check (issue #17). Stage 1 compares a run with its history and flags leniently;
+// The two-stage check. Stage 1 compares a run with its history and flags leniently;
 // stage 2 confirms a flag the same night with a paired A/B of the last-good build (OFF) against
 // this build (ON), sampling on until its interval decides (Chromium Pinpoint answers SAME /
 // DIFFERENT / UNKNOWN the same way).

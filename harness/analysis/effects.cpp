@@ -221,7 +221,7 @@ stats::Effect separate_time_effect(Samples& s, const std::string& off, const std
   return explained_width(stats::effect(s.time[off], s.time[on]));
 }
 
-// A confounder beside a time effect (issue #14): when the arms' page faults per step differ by
+// A confounder beside a time effect: when the arms' page faults per step differ by
 // more than 2× (and the larger is at least kFaultsWorthNaming), part of the effect is the
 // allocator's work — glibc returning freed memory to the system and faulting it in again —
 // rather than the knob's own. The note says so and how to separate the two.
@@ -486,8 +486,8 @@ std::vector<NamedEffect> factorial_effects(const std::vector<std::string>& cells
 std::string certify(const RunReport& report) {
   std::vector<std::string> held, failed;
   for (const auto& x : report.experiments) {
+    if (!is_control(x)) continue;
     const bool aa = x.knob == "aa";
-    if (!aa && x.slowdown <= 0) continue;
     const std::string what =
         aa ? "A/A " + x.name : fmt::format("+{:g}% control {}", 100 * x.slowdown, x.name);
     const NamedEffect* time = nullptr;
@@ -500,12 +500,12 @@ std::string certify(const RunReport& report) {
       continue;
     }
     const stats::Effect& e = time->effect;
-    const double half_width = std::sqrt(e.hi / e.lo) - 1;
+    const double width = half_width(e);
     const std::string shown =
-        fmt::format("{:.3f}x [{:.3f}, {:.3f}] ±{:.1f}%", e.ratio, e.lo, e.hi, 100 * half_width);
+        fmt::format("{:.3f}x [{:.3f}, {:.3f}] ±{:.1f}%", e.ratio, e.lo, e.hi, 100 * width);
     if (aa && !(e.lo <= 1 && 1 <= e.hi)) {
       failed.push_back(fmt::format("{} {} misses 1", what, shown));
-    } else if (aa && half_width > kCertifiedWidth) {
+    } else if (aa && width > kCertifiedWidth) {
       failed.push_back(
           fmt::format("{} {} is wider than ±{:g}%", what, shown, 100 * kCertifiedWidth));
     } else if (!aa && !(e.lo > 1)) {
@@ -574,8 +574,7 @@ storage::Database::RunEffects to_stored(const RunReport& report) {
     for (const auto& e : x.effects) {
       out.effects.push_back({x.name, kind_of(e.compared), e.metric, e.compared, e.effect.ratio,
                              e.effect.lo, e.effect.hi, e.effect.confidence, e.effect.resamples,
-                             stats::to_string(e.effect.verdict), e.effect.note,
-                             stats::format_effect(e.effect)});
+                             stats::to_string(e.effect.verdict), e.effect.note, effect_text(x, e)});
     }
     if (!x.problem.empty()) {
       out.effects.push_back({x.name, "none", "time", "", NAN, NAN, NAN, 0, 0, "", x.problem, ""});

@@ -59,13 +59,6 @@ Figure inverse(const Figure& f, double numerator) {
   return make_figure(numerator / f.value, numerator / f.hi, numerator / f.lo);
 }
 
-// "1.98x [1.93, 2.03]": stats::format_effect's ratio and interval without its verdict, which
-// speaks of a knob helping or hurting.
-std::string ratio_text(const stats::Effect& e) {
-  const std::string text = stats::format_effect(e);
-  return text.substr(0, text.find(']') + 1);
-}
-
 // One benchmark (experiment × arm) of one host's run.
 struct Benchmark {
   std::string experiment, arm;
@@ -165,7 +158,7 @@ const Pair& pair_of(const std::vector<Pair>& pairs, size_t i, size_t j) {
 
 std::string ratio_string(const Ratio& r) {
   stats::Effect e{r.ratio, r.lo, r.hi, 0.95, 1, stats::Verdict::no_effect, ""};
-  return ratio_text(e);
+  return stats::format_ratio(e);
 }
 
 // Ranks `members` by score (throughput times factor): 1 + the hosts distinguishably better.
@@ -256,7 +249,7 @@ Pair pair_between(const std::vector<Host>& hosts, const Workload& w, size_t a, s
   effect_options.confidence = options.confidence;
   // Time of the slower over time of the faster = throughput faster / slower (same batch).
   p.ratio = stats::effect(faster, slower, effect_options);
-  p.text = ratio_text(p.ratio);
+  p.text = stats::format_ratio(p.ratio);
   p.distinguishable = p.ratio.lo > 1 || p.ratio.hi < 1;
   p.samples_now = (fa.samples + fb.samples) / 2.0;
   if (p.distinguishable) {

@@ -1,7 +1,7 @@
 // Paired measurement: the effect of a knob from workers that each hold both arms and alternate
-// them in ABBA blocks of samples (../shared/MEASUREMENT.md, issue #14). Pure functions over
-// vectors, no torch; the worker takes the samples (worker/paired.h), this file turns them into an
-// effect, an interval and a verdict.
+// them in ABBA blocks of samples (why: docs/user-guide.md, "Paired measurement"). Pure functions
+// over vectors, no torch; the worker takes the samples (worker/paired.h), this file turns them into
+// an effect, an interval and a verdict.
 //
 // The levels, after Kalibera & Jones ("Rigorous Benchmarking in Reasonable Time", 2013):
 //   sample  `iterations` timed steps of one arm

@@ -102,8 +102,6 @@ void add(Groups& groups, int rank, const std::string& title, Line line) {
 // characters); a factorial cell's benchmark in check (73) shifts its own line.
 constexpr size_t kNameWidth = 50;
 
-bool is_control(const analysis::ExperimentReport& x) { return x.knob == "aa" || x.slowdown > 0; }
-
 // "1.300x [1.250, 1.350]" for a step or stage 2's A/B, as the table prints them.
 std::string ratio_text(double ratio, double lo, double hi) {
   return fmt::format("{:.3f}x [{:.3f}, {:.3f}]", ratio, lo, hi);
@@ -255,14 +253,17 @@ class GlanceReporter : public Reporter {
   std::string controls(const analysis::RunReport& report) const {
     std::string out;
     for (const auto& x : report.experiments) {
-      if (!is_control(x)) continue;
+      if (!analysis::is_control(x)) continue;
       const std::string expect =
           x.slowdown > 0 ? fmt::format("expect {:.2f}x inside", 1 + x.slowdown) : "expect 1 inside";
       for (const auto& e : x.effects) {
         if (e.metric != "time") continue;
-        out +=
-            fmt::format("  {:<44} {}  ({})\n", x.name,
-                        paint(stats::format_effect(e.effect), tone_of(e.effect.verdict)), expect);
+        const std::string words = analysis::control_words(x, e);
+        const Tone tone = words.empty() ? tone_of(e.effect.verdict)
+                          : words.rfind("holds", 0) == 0 || words == "detected" ? Tone::good
+                                                                                : Tone::bad;
+        out += fmt::format("  {:<44} {}  ({})\n", x.name, paint(analysis::effect_text(x, e), tone),
+                           expect);
       }
       if (x.effects.empty()) out += fmt::format("  {:<44} {}\n", x.name, x.problem);
     }
@@ -275,7 +276,7 @@ class GlanceReporter : public Reporter {
     const std::string marked = analysis::not_certified(report) ? ", run not certified" : "";
     std::vector<std::string> without;
     for (const auto& x : report.experiments) {
-      if (is_control(x)) continue;
+      if (analysis::is_control(x)) continue;
       if (x.effects.empty()) {
         without.push_back(fmt::format("  {}  {}", x.name, x.problem));
         continue;

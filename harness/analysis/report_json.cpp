@@ -41,6 +41,7 @@ json experiment_json(const analysis::ExperimentReport& x) {
                        {"hi", num(e.effect.hi)},
                        {"confidence", e.effect.confidence},
                        {"verdict", stats::to_string(e.effect.verdict)},
+                       {"text", analysis::effect_text(x, e)},
                        {"note", e.effect.note}});
   }
   return {

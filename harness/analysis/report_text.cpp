@@ -388,7 +388,7 @@ std::string experiment_text(const analysis::ExperimentReport& x) {
                        knobs::summarise_evidence(json::object(), a.evidence));
   }
   for (const auto& e : x.effects) {
-    out += fmt::format("  effect on {}: {}  {}\n", e.metric, stats::format_effect(e.effect),
+    out += fmt::format("  effect on {}: {}  {}\n", e.metric, analysis::effect_text(x, e),
                        x.knob == "factorial" ? "(" + e.compared + ")" : "");
     if (!e.effect.note.empty()) out += "    note: " + e.effect.note + "\n";
   }

@@ -392,6 +392,11 @@ std::string format_effect(const Effect& effect) {
   return ratio + " " + interval + " " + to_string(effect.verdict, effect.margin, half_width);
 }
 
+std::string format_ratio(const Effect& effect) {
+  const std::string text = format_effect(effect);
+  return text.substr(0, text.find(']') + 1);
+}
+
 Effect chained(const std::vector<Effect>& steps) {
   if (steps.empty()) throw std::invalid_argument("chained: no steps");
   const double confidence = steps.front().confidence;

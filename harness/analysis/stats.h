@@ -125,6 +125,8 @@ Effect effect(const Groups& off, const Groups& on, const EffectOptions& options 
 // interval that excludes 1 as 1.00 (e.g. "0.9950x [0.9946, 0.9955] helps"). Without an interval:
 // "1.05x [no interval] insufficient data". The note is not included.
 std::string format_effect(const Effect& effect);
+// format_effect's ratio and interval without its verdict: "0.62x [0.58, 0.66]".
+std::string format_ratio(const Effect& effect);
 
 // The product of independent ratios (the steps of `tunebench tune`'s ladder, each measured in a
 // run of its own against the configuration before it) with an interval read off theirs: each

@@ -1,4 +1,4 @@
-// Stage 2 of `tunebench check` (issue #17): every benchmark stage 1 flagged is measured again,
+// Stage 2 of `tunebench check`: every benchmark stage 1 flagged is measured again,
 // the same night, as a paired A/B of the kept last-good build (OFF) against this build (ON): a
 // software A/B experiment (knob worker_build) per flagged benchmark, with the benchmark's own
 // model, mode, batch and settings, resident pairs of processes alternating blocks, and sampling

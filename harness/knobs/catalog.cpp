@@ -1,7 +1,8 @@
 // The catalog: one row per knob, as data (the fields are knobs::Knob's, in its order: id, family,
 // phase, group, where, change, claim, models, modes, off, on, guard tolerance, memory effect, then
 // where set the model option, whether ON inverts it, and a false claim of the sources). What a row
-// means is in CATALOG.md; what its family does with it is in knobs/<family>.cpp.
+// means is in knobs/knob.h and docs/knobs.md; what its family does with it is in
+// knobs/<family>.cpp.
 #include <algorithm>
 
 #include "knobs/knobs.h"
@@ -98,8 +99,8 @@ const std::vector<Knob> kCatalog{
      {"resnet50"}, {}, false, true, kRounding, kTimeOnly, "", kAsIs, "", true, Needs::conv2d},
     {"onednn", Family::precision, kProcessWide, kKernels, "cpu",
      "ATen's own CPU convolutions → oneDNN's (LibTorch's default)",
-     "(beyond the documents: the default kernels; CATALOG.md's blas_backend row saw 1x1 convs "
-     "leave oneDNN for a slow im2col path at 1 thread)",
+     "(beyond the documents: the default kernels; seen while setting up Debian's LibTorch: 1x1 "
+     "convs leave oneDNN for a slow im2col path at 1 thread)",
      // Inference only: in training the loss after one step differed by 0.36 % between the two
      // kernel libraries (ResNet-50 tiny, batch 8), beyond an fp32 knob's tolerance; not yet
      // understood, so not measured.

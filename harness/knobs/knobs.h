@@ -107,7 +107,7 @@ inline constexpr const char* kFaultSetting = "fault";
 // Empty when `value` may be used here; otherwise why not.
 std::string fault_setting_error(const nlohmann::json& value);
 
-// The positive control's setting (a suite's "slowdown": PCT, issue #14): the arm busy-waits PCT %
+// The positive control's setting (a suite's "slowdown": PCT): the arm busy-waits PCT %
 // of every measured step after it (worker/trial.h: stretch), a slowdown of known size that every
 // run can check its intervals against. Not test-only, unlike "fault": slow:PCT, which acts alike.
 // The worker's evidence confirms it ("slowdown_fraction").

@@ -1,4 +1,4 @@
-// A resident pair (issue #14, paired processes). For knobs that act when a process starts (its
+// A resident pair (paired processes). For knobs that act when a process starts (its
 // environment, preloads, launcher) or on the whole process (a global flag, a thread pool), the
 // two arms of a paired worker cannot share one process. Each runs in a process of its own, with
 // its own start-time setup; both are started and warmed, then kept alive and asked for ABBA blocks
@@ -6,9 +6,9 @@
 // which here lasts seconds to minutes, then slows both arms of a pair alike, as it does inside one
 // process, while each process keeps its own environment. Separate processes a few seconds apart
 // did not cancel it: adjacent OFF/ON processes gave A/A half-widths of 6–13 % over 10 pairs here
-// (../shared/MEASUREMENT.md). The protocol is core/records.h's (kResidentRequest); the worker's
-// side is worker/paired.h run_resident; analysis/paired.h estimates the effect from the samples
-// exactly as for a pair inside one process.
+// (docs/user-guide.md, "Paired measurement"). The protocol is core/records.h's (kResidentRequest);
+// the worker's side is worker/paired.h run_resident; analysis/paired.h estimates the effect from
+// the samples exactly as for a pair inside one process.
 #pragma once
 
 #include <csignal>

@@ -250,7 +250,7 @@ void RunLoop::size_unit(std::vector<TrialSpec>& unit) {
   }
 }
 
-// Sampling on (issue #14, "stop on precision"): after a paired experiment's planned workers, two
+// Sampling on ("stop on precision"): after a paired experiment's planned workers, two
 // more workers at a time (one OFF-first, one ON-first, so the order stays balanced) until its
 // interval is within its target, ±2 % by default (stats::paired::settled: the width only, never the
 // estimate), or its workers have taken its budget_s, or it has max_workers, or the run's
@@ -304,7 +304,7 @@ bool RunLoop::add_two_workers(const TrialSpec& off, const TrialSpec& on, int wor
   return !g_interrupted;
 }
 
-// Sampling on (issue #14, "stop on precision"): after a paired experiment's planned workers, two
+// Sampling on ("stop on precision"): after a paired experiment's planned workers, two
 // more workers at a time until its interval is within its target, ±2 % by default
 // (stats::paired::settled: the width only, never the estimate), or its workers have taken its
 // budget_s, or it has max_workers, or the run's --budget is spent (never for a control). With

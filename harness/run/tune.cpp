@@ -146,11 +146,13 @@ int Tuner::screen() {
   for (const auto& x : report->experiments) {
     const stats::Effect* e = time_effect(*report, x.name);
     if (e == nullptr) continue;
-    const bool control = x.slowdown > 0 || x.name.rfind("aa.", 0) == 0;
+    const bool control = analysis::is_control(x);
     json row = effect_json(*e);
     row["experiment"] = x.name;
     (control ? controls_ : screened_).push_back(row);
-    if (control) say(fmt::format("   control {}: {}", x.name, stats::format_effect(*e)));
+    if (control) {
+      say(fmt::format("   control {}: {}", x.name, analysis::effect_text(x, {"time", "", *e})));
+    }
   }
   std::vector<LeftOut> left_out;
   candidates_ = helping_knobs(*report, caps_, &left_out);

@@ -117,7 +117,7 @@ constexpr const char* kSchemaV3 = R"sql(
 CREATE INDEX effects_experiment ON effects (experiment);
 )sql";
 
-// Schema version 4 stores paired measurement (issue #14): a paired trial's two arms are two
+// Schema version 4 stores paired measurement: a paired trial's two arms are two
 // trials rows with the same process_index and paired_* columns (the trial columns' list), and
 // each of their samples keeps its place in the worker's ABBA sequence and what says whether
 // another process interfered, so that anyone can pair the blocks again and recompute the effect.
@@ -132,7 +132,7 @@ ALTER TABLE samples ADD COLUMN involuntary_switches INTEGER; -- over the sample
 ALTER TABLE samples ADD COLUMN start_ns INTEGER;             -- CLOCK_MONOTONIC at its start
 )sql";
 
-// Schema version 5 adds each paired sample's host CPU pressure (issue #14, contamination and
+// Schema version 5 adds each paired sample's host CPU pressure (contamination and
 // confounders): the fraction of its wall time in which some task on the host waited for a CPU.
 // NULL for samples stored before, and for samples of a trial alone in its process.
 constexpr const char* kSchemaV5 = R"sql(

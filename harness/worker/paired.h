@@ -21,7 +21,7 @@ namespace tunebench::worker {
 // std::runtime_error).
 PairedResult run_paired(const PairedSpec& spec);
 
-// One arm of a resident pair (core/records.h, kResidentRequest; issue #14's paired processes):
+// One arm of a resident pair (core/records.h, kResidentRequest; paired processes):
 // prepares and warms `spec`'s arm, then takes a block of samples at each {"block": b} read from
 // `in` and answers on `out_fd`, until {"end": true}, which it answers with the arm's result. `on`
 // says which arm it is in the pair. Returns the process's exit code; throws what preparing the
@@ -39,7 +39,7 @@ bool write_line(int fd, const std::string& line);
 // seconds waited.
 double wait_until_threads_idle(double limit_s = 0.5);
 
-// Before the first block of a pair (issue #14, contamination): sleeps until the host is quiet —
+// Before the first block of a pair (contamination): sleeps until the host is quiet —
 // some task waited for a CPU under 10 % of a 50-ms window (/proc/pressure/cpu) — or `limit_s`
 // has passed. Both arms are idle then (between blocks, or the other process of a resident pair
 // blocked on its pipe), so what it sees is other processes: a compile, another benchmark.

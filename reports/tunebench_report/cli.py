@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from .assemble import Report, build_report
-from .figures import plot_factorial, plot_forest, plot_ladder, plot_thread_sweep, plot_throughput, plot_trends
+from .figures import CutText, plot_factorial, plot_forest, plot_ladder, plot_thread_sweep, plot_throughput, plot_trends
 from .hosts import load_host_comparison
 from .html_page import render_html
 from .load import ReportError, open_database, read_tables
@@ -19,19 +20,32 @@ from .markdown_summary import render_markdown
 FIGURE_NAMES = ("forest.png", "trends.png", "hosts.png", "threads.png", "ladder.png")
 
 
+def drawn(name: str, plot, *args):
+    """plot(*args), saying on stderr each text of the figure that its edge cuts."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CutText)
+        png = plot(*args)
+    for w in caught:
+        if issubclass(w.category, CutText):
+            print(f"render.py: warning: {name}: a text is cut at the figure's edge: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return png
+
+
 def draw_figures(report: Report) -> dict:
     figures = {}
     if report.experiments and report.run:
-        figures["forest.png"] = plot_forest(report.experiments, report.run.hostname)
+        figures["forest.png"] = drawn("forest.png", plot_forest, report.experiments, report.run.hostname)
     for i, f in enumerate(report.factorials):
         if f.main_effects:
-            figures[f"factorial-{i + 1}.png"] = plot_factorial(f)
+            figures[f"factorial-{i + 1}.png"] = drawn(f"factorial-{i + 1}.png", plot_factorial, f)
     if report.trends:
-        figures["trends.png"] = plot_trends(report.trends)
-    figures["hosts.png"] = plot_throughput(report.hosts_compared)
-    figures["threads.png"] = plot_thread_sweep(report.threads)
+        figures["trends.png"] = drawn("trends.png", plot_trends, report.trends)
+    figures["hosts.png"] = drawn("hosts.png", plot_throughput, report.hosts_compared)
+    figures["threads.png"] = drawn("threads.png", plot_thread_sweep, report.threads)
     if report.tuning:
-        figures["ladder.png"] = plot_ladder(report.tuning)
+        figures["ladder.png"] = drawn("ladder.png", plot_ladder, report.tuning)
     return {name: png for name, png in figures.items() if png}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 
 import matplotlib
 
@@ -12,14 +13,15 @@ matplotlib.use("Agg")
 import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.lines  # noqa: E402
 import matplotlib.patches  # noqa: E402
+import matplotlib.text  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .hosts import HostComparison  # noqa: E402
-from .stored import (EQUIVALENT, HELPS, HOST_BUSY, HURTS, INCONCLUSIVE, INSUFFICIENT, NO_EFFECT,  # noqa: E402
-                     NOT_PRECISE, Experiment, Factorial, ThreadPoint, Trends, Tuning, number, verdict_kind)
-from .text import claim_text, effect_text  # noqa: E402
+from .stored import (DETECTED, EQUIVALENT, HELPS, HOLDS, HOST_BUSY, HURTS, INCONCLUSIVE, INSUFFICIENT,  # noqa: E402
+                     MISSED, NO_EFFECT, NOISY, NOT_PRECISE, Experiment, Factorial, ThreadPoint, Trends, Tuning, number, verdict_kind)
+from .text import claim_text, effect_text, verdict_words  # noqa: E402
 
 # Names from suites and hosts are drawn as plain text: '$' must never start mathtext.
 matplotlib.rcParams["text.parse_math"] = False
@@ -35,6 +37,10 @@ VERDICT_COLOURS = {
     NOT_PRECISE: "#e08a2c",
     HOST_BUSY: "#c8c8c8",
     INSUFFICIENT: "#c8c8c8",
+    HOLDS: "#4d7fb3",
+    DETECTED: "#4d7fb3",
+    NOISY: "#d7191c",
+    MISSED: "#d7191c",
     "interact": "#7b3294",
     "no measurable interaction": "#8c8c8c",
 }
@@ -43,7 +49,32 @@ HOST_STYLES = ["-", "--", ":", "-."]
 HOST_MARKERS = ["o", "s", "^", "D"]
 
 
+class CutText(UserWarning):
+    """A text of a figure reaches past the figure's edge: the PNG shows it cut."""
+
+
+def cut_texts(fig) -> list[str]:
+    """Every visible text of `fig` (titles, labels, tick labels, legends, annotations) whose
+    window extent, as the renderer lays it out, reaches past the figure's own extent."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width, height = fig.bbox.width, fig.bbox.height
+    cut = []
+    for t in fig.findobj(matplotlib.text.Text):
+        if not t.get_visible() or not t.get_text().strip():
+            continue
+        box = t.get_window_extent(renderer)
+        if box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1:
+            cut.append(f"{t.get_text()[:70]!r} spans x {box.x0:.0f} to {box.x1:.0f}, y {box.y0:.0f} to "
+                       f"{box.y1:.0f} of {width:.0f} x {height:.0f} pixels")
+    return cut
+
+
 def png_bytes(fig) -> bytes:
+    """The figure as PNG, its texts measured against its edges first: each text that would be cut
+    is said as a CutText warning (render.py prints them; the report's tests fail on one)."""
+    for cut in cut_texts(fig):
+        warnings.warn(cut, CutText, stacklevel=2)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
     plt.close(fig)
@@ -78,16 +109,36 @@ def log_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     return ticks
 
 
+# Tick values of a ratio axis, in the order they are taken: 1, then pairs a person reads as
+# opposite (0.5x and 2x, 0.8x and 1.25x) before finer and coarser ones.
+RATIO_TICKS = [2, 0.5, 1.25, 0.8, 4, 0.25, 10, 0.1, 1.5, 0.67, 1.1, 0.9, 100, 0.01, 3, 0.33, 1.05, 0.95, 20,
+               0.05, 5, 0.2, 50, 0.02, 1.02, 0.98, 1.01, 0.99, 1.005, 0.995]
+
+
 def ratio_ticks(lo: float, hi: float, count: int = 7) -> list[float]:
     """Readable tick values for a log axis of ratios between lo and hi, 1 always among them."""
-    coarse = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100]
-    fine = [0.95, 0.97, 0.98, 0.99, 0.995, 1.005, 1.01, 1.02, 1.03, 1.05]
     spacing = math.log(hi / lo) / count  # at most ~count labels, evenly apart on the log scale
     ticks = [1.0]
-    for c in sorted(coarse) + sorted(fine, key=lambda v: -abs(math.log(v))):
+    for c in RATIO_TICKS:
         if lo <= c <= hi and all(abs(math.log(c / t)) >= spacing for t in ticks):
             ticks.append(c)
     return sorted(ticks)
+
+
+# The forest plot's time axis fits the effects within 2.5x either way of 1, one further out drawn
+# at the axis's edge with its numbers (on a 0.01x-100x axis every other effect sat on the line at
+# 1): at most 0.4x-2.5x, 5 % apart is 10 pixels or more of the time column in a 1,280-pixel
+# window. Memory effects are larger (no_grad: 0.15x) and their column only says which way.
+BULK, MEMORY_BULK = 2.5, 8.0
+TARGET = 0.02  # the paired designs' target: ±2 %, drawn as a band around 1
+
+
+def bulk_limits(values: list[float], bulk: float = BULK) -> tuple[float, float]:
+    """Axis limits of ratios that fit every value within `bulk` of 1 (and ±10 % at least), padded
+    by 5 %: the ratios and interval ends of the forest's effects; the rest lie beyond its edges."""
+    inside = [v for v in values if math.isfinite(v) and 1 / bulk <= v <= bulk]
+    lo, hi = min(inside + [1 / 1.1]), max(inside + [1.1])
+    return max(lo / 1.05, 1 / bulk), min(hi * 1.05, bulk)
 
 
 def ratio_limits(values: list[float]) -> tuple[float, float]:
@@ -99,7 +150,7 @@ def ratio_limits(values: list[float]) -> tuple[float, float]:
 
 
 def style_ratio_axis(ax, lo: float, hi: float, left_text: str, right_text: str, title: str,
-                     ticks: int = 7):
+                     ticks: int = 7, band: bool = False):
     ax.set_xscale("log")
     ax.set_xlim(lo, hi)
     ticks = ratio_ticks(lo, hi, ticks)
@@ -108,7 +159,11 @@ def style_ratio_axis(ax, lo: float, hi: float, left_text: str, right_text: str, 
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.axvspan(lo, 1, color=VERDICT_COLOURS[HELPS], alpha=0.07, lw=0)
     ax.axvspan(1, hi, color=VERDICT_COLOURS[HURTS], alpha=0.07, lw=0)
+    if band:
+        ax.axvspan(1 / (1 + TARGET), 1 + TARGET, color=VERDICT_COLOURS[EQUIVALENT], alpha=0.22, lw=0)
     ax.axvline(1, color="black", lw=0.9)
+    ax.grid(axis="x", color="#dddddd", lw=0.6)
+    ax.set_axisbelow(True)
     # The title above, the two directions in their own band below it, both placed in points from
     # the axis (not in fractions of it: a tall forest plot's 1 % is as high as a line of text, and
     # the labels then ran into the title).
@@ -124,20 +179,60 @@ def style_ratio_axis(ax, lo: float, hi: float, left_text: str, right_text: str, 
         ax.spines[side].set_visible(False)
 
 
-def draw_interval(ax, y: float, ratio: float, lo: float, hi: float, verdict: str):
-    colour = VERDICT_COLOURS.get(verdict_kind(verdict), VERDICT_COLOURS[NO_EFFECT])
-    if math.isfinite(lo) and math.isfinite(hi):
-        ax.plot([lo, hi], [y, y], color=colour, lw=4, solid_capstyle="butt")
-        ax.plot([lo, lo], [y - 0.17, y + 0.17], color=colour, lw=1.5)
-        ax.plot([hi, hi], [y - 0.17, y + 0.17], color=colour, lw=1.5)
-    if math.isfinite(ratio) and ratio > 0:
+def verdict_colour(words: str) -> str:
+    return VERDICT_COLOURS.get(verdict_kind(words), VERDICT_COLOURS[NO_EFFECT])
+
+
+def draw_interval(ax, y: float, ratio: float, lo: float, hi: float, verdict: str, numbers: str = ""):
+    """The interval as a bar, the ratio as a diamond, inside the axis's limits: an interval that
+    reaches past an edge ends there with an arrowhead; a ratio past it is an arrow at the edge
+    with `numbers` (the effect as tunebench printed it) beside it."""
+    colour = verdict_colour(verdict)
+    left, right = ax.get_xlim()
+    if math.isfinite(lo) and math.isfinite(hi) and hi > left and lo < right:
+        a, b = max(lo, left), min(hi, right)
+        ax.plot([a, b], [y, y], color=colour, lw=4, solid_capstyle="butt")
+        for end, inside, arrow in ((lo, lo >= left, "<"), (hi, hi <= right, ">")):
+            if inside:
+                ax.plot([end, end], [y - 0.17, y + 0.17], color=colour, lw=1.5)
+            else:
+                ax.plot([left if arrow == "<" else right], [y], marker=arrow, ms=7, color=colour, clip_on=False)
+    if not (math.isfinite(ratio) and ratio > 0):
+        return
+    if left <= ratio <= right:
         filled = verdict != INSUFFICIENT
         ax.plot([ratio], [y], marker="D", ms=8, color=colour if filled else "white",
                 markeredgecolor="black" if filled else colour, markeredgewidth=1.0, zorder=3)
+        return
+    below = ratio < left
+    ax.plot([left if below else right], [y], marker="<" if below else ">", ms=12, color=colour,
+            markeredgecolor="black", markeredgewidth=0.8, clip_on=False, zorder=3)
+    if numbers:
+        ax.annotate(numbers, xy=(left if below else right, y), xytext=(9 if below else -9, 0),
+                    textcoords="offset points", ha="left" if below else "right", va="center", fontsize=8.5,
+                    color="#222222", fontweight="bold", zorder=4,
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": colour, "lw": 0.8})
+
+
+# The forest's groups in the order `tunebench show` prints them: the controls first (they say
+# whether the rest of the run can be trusted), then what to act on, then what is not settled.
+FOREST_GROUPS = {0: "controls", 1: "helps", 2: "hurts", 3: "no effect, or none beyond ±2 %",
+                 4: "not precise enough, or inconclusive", 5: "insufficient data, or host too busy",
+                 6: "no effect computed"}
+GROUP_OF_VERDICT = {HELPS: 1, HURTS: 2, NO_EFFECT: 3, EQUIVALENT: 3, INCONCLUSIVE: 4, NOT_PRECISE: 4,
+                    INSUFFICIENT: 5, HOST_BUSY: 5}
+
+
+def forest_group(row: dict) -> int:
+    x, e = row["experiment"], row["time"] or row["memory"]
+    if x.is_aa or x.is_positive_control:
+        return 0
+    return GROUP_OF_VERDICT.get(verdict_kind(e.verdict), 6) if e else 6
 
 
 def forest_rows(experiments: list[Experiment]) -> list[dict]:
-    """One row per compared pair: its time effect and, where measured, its memory effect."""
+    """One row per compared pair: its time effect and, where measured, its memory effect; grouped
+    as `show` groups them (forest_group), the largest effect first within a group."""
     rows = []
     for x in experiments:
         compared = []
@@ -158,80 +253,120 @@ def forest_rows(experiments: list[Experiment]) -> list[dict]:
         if not compared:
             rows.append({"experiment": x, "label": x.name, "sub": x.problem or "no effect computed",
                          "time": None, "memory": None})
-    return rows
+
+    def size(row):  # how far from 1 the effect lies; controls keep their order
+        e = row["time"] or row["memory"]
+        if forest_group(row) == 0 or not e or not (math.isfinite(e.ratio) and e.ratio > 0):
+            return 0.0
+        return -abs(math.log(e.ratio))
+    return sorted(rows, key=lambda r: (forest_group(r), size(r)))
 
 
 def plot_forest(experiments: list[Experiment], hostname: str) -> bytes | None:
+    fig = forest_figure(experiments, hostname)
+    return png_bytes(fig) if fig else None
+
+
+def forest_figure(experiments: list[Experiment], hostname: str):
     rows = forest_rows(experiments)
     if not rows:
         return None
     has_memory = any(r["memory"] for r in rows)
-    n = len(rows)
-    # The legend above takes two lines: on one it ran 17 pixels past the figure's right edge.
-    height = 0.62 * n + 1.42
+    # Each group under a heading half a row high; rows one unit high, centred on their y.
+    places, cursor, group = [], 0.0, None
+    for row in rows:
+        if forest_group(row) != group:
+            group = forest_group(row)
+            count = sum(forest_group(r) == group for r in rows)
+            places.append(("heading", f"{FOREST_GROUPS[group]} ({count})", cursor + 0.27))
+            cursor += 0.55
+        places.append(("row", row, cursor + 0.5))
+        cursor += 1
+    # The legend above takes three lines: on two a long host name ran past the figure's right edge.
+    height = 0.62 * cursor + 1.7
     fig = plt.figure(figsize=(13.5, height))
-    top, bottom = 1 - 0.95 / height, 0.45 / height
-    spans = {"label": (0.005, 0.245), "time": (0.255, 0.525 if has_memory else 0.62),
-             "memory": (0.54, 0.68), "text": (0.695 if has_memory else 0.635, 0.995)}
+    top, bottom = 1 - 1.2 / height, 0.45 / height
+    spans = {"label": (0.005, 0.225), "time": (0.235, 0.555 if has_memory else 0.63),
+             "memory": (0.57, 0.685), "text": (0.70 if has_memory else 0.645, 0.995)}
     axes = {}
     for key, (x0, x1) in spans.items():
         if key == "memory" and not has_memory:
             continue
         axes[key] = fig.add_axes([x0, bottom, x1 - x0, top - bottom])
-        axes[key].set_ylim(n - 0.5, -0.5)
+        axes[key].set_ylim(cursor, 0)
     for key in ("label", "text"):
         axes[key].axis("off")
         axes[key].set_xlim(0, 1)
     values = [v for r in rows if r["time"] for v in (r["time"].ratio, r["time"].lo, r["time"].hi)]
-    lo, hi = ratio_limits(values)
-    style_ratio_axis(axes["time"], lo, hi, "faster: helps", "slower: hurts",
-                     "time per iteration, on ÷ off (95 % interval)")
+    style_ratio_axis(axes["time"], *bulk_limits(values), "faster: helps", "slower: hurts",
+                     "time per iteration, on ÷ off (95 % interval)", ticks=8, band=True)
     if has_memory:
         values = [v for r in rows if r["memory"] for v in (r["memory"].ratio, r["memory"].lo, r["memory"].hi)]
-        mlo, mhi = ratio_limits(values)
+        mlo, mhi = bulk_limits(values, MEMORY_BULK)
         style_ratio_axis(axes["memory"], mlo, mhi, "less", "more", "peak memory, on ÷ off", ticks=3)
-    for i, row in enumerate(rows):
-        for ax in axes.values():
-            if i % 2:
-                ax.axhspan(i - 0.5, i + 0.5, color="#f0f0f0", zorder=0, lw=0)
-        x = row["experiment"]
-        axes["label"].text(0.0, i - 0.1, short(row["label"], 44), fontsize=9.5, fontweight="bold",
-                           va="center", ha="left")
-        axes["label"].text(0.0, i + 0.24, short(row["sub"], 52), fontsize=8.5, color="#555555",
-                           va="center", ha="left")
-        time, memory = row["time"], row["memory"]
-        if time:
-            draw_interval(axes["time"], i, time.ratio, time.lo, time.hi, time.verdict)
-        if has_memory:
-            if memory:
-                draw_interval(axes["memory"], i, memory.ratio, memory.lo, memory.hi, memory.verdict)
-            else:
-                axes["memory"].text(math.sqrt(mlo * mhi), i, "not measured", ha="center",
-                                    va="center", fontsize=8, color="#999999")
-        lines = []
-        if time:
-            lines.append(("time", time))
-        if memory:
-            lines.append(("memory", memory))
-        y = i - 0.27 if len(lines) == 2 else i - 0.12
-        for name, e in lines:
-            colour = VERDICT_COLOURS.get(verdict_kind(e.verdict), "#555555")
-            axes["text"].text(0.0, y, e.verdict.upper() if e.verdict in (HELPS, HURTS) else e.verdict,
-                              color=colour, fontsize=9.5, fontweight="bold", va="center", ha="left")
-            numbers = effect_text(e)
-            axes["text"].text(0.43, y, f"{name} {numbers}", color="#333333", fontsize=8.5, va="center", ha="left")
-            y += 0.24
-        if not lines:
-            axes["text"].text(0.0, y, "no effect computed", color="#999999", fontsize=9, va="center")
-            y += 0.24
-        axes["text"].text(0.0, y + (0.02 if len(lines) < 2 else 0), short(claim_text(x), 60),
-                          fontsize=8.5, style="italic", color="#555555", va="center", ha="left")
+    shade = False
+    for kind, item, y in places:
+        if kind == "heading":
+            for ax in axes.values():
+                ax.axhline(y - 0.27, color="#999999", lw=0.8)
+            axes["label"].text(0.0, y + 0.02, item, fontsize=9.5, fontweight="bold", color="#333333",
+                               va="center", ha="left")
+            shade = False
+            continue
+        draw_forest_row(axes, item, y, shade, math.sqrt(mlo * mhi) if has_memory else None)
+        shade = not shade
     axes["time"].set_yticks([])
-    fig.text(0.005, 1 - 0.05 / height, f"Which advice helps on {short(hostname, 40)}: diamond = measured "
-             "ratio, bar = 95 % interval;\ngreen helps, red hurts, grey no measurable effect, blue no "
-             "effect beyond ±2 %, orange not precise enough",
-             fontsize=10, va="top", ha="left", color="#333333")
-    return png_bytes(fig)
+    fig.text(0.005, 1 - 0.05 / height, f"Which advice helps on {short(hostname, 40)}: diamond = measured ratio, "
+             "bar = 95 % interval, blue band = ±2 % around 1 (the target);\nan effect past the axis is an arrow at "
+             "its edge with its numbers; green helps, red hurts, grey no measurable effect,\nblue no effect beyond "
+             "±2 % (a control: holds 1, detected), orange not precise enough",
+             fontsize=10, va="top", ha="left", color="#333333", linespacing=1.3)
+    return fig
+
+
+def draw_forest_row(axes: dict, row: dict, y: float, shade: bool, memory_middle: float | None):
+    """One row of the forest: its name, its intervals, the verdict's words with the numbers beside
+    them (each text placed after the one before it, so none runs into the next) and the claim."""
+    if shade:
+        for ax in axes.values():
+            ax.axhspan(y - 0.5, y + 0.5, color="#f0f0f0", zorder=0, lw=0)
+    x = row["experiment"]
+    axes["label"].text(0.0, y - 0.1, short(row["label"], 40), fontsize=9.5, fontweight="bold",
+                       va="center", ha="left")
+    axes["label"].text(0.0, y + 0.24, short(row["sub"], 48), fontsize=8.5, color="#555555",
+                       va="center", ha="left")
+    time, memory = row["time"], row["memory"]
+    if time:
+        draw_interval(axes["time"], y, time.ratio, time.lo, time.hi, verdict_words(time), effect_text(time))
+    if memory_middle is not None:
+        if memory:
+            draw_interval(axes["memory"], y, memory.ratio, memory.lo, memory.hi, verdict_words(memory),
+                          effect_text(memory))
+        else:
+            axes["memory"].text(memory_middle, y, "not measured", ha="center", va="center", fontsize=8,
+                                color="#999999")
+    lines = [(name, e) for name, e in (("time", time), ("memory", memory)) if e]
+    # One effect whose words and numbers make a long line (a noisy A/A's) takes two lines instead.
+    stacked = len(lines) == 1 and len(verdict_words(lines[0][1]) + effect_text(lines[0][1])) > 44
+    line_y = y - 0.27 if len(lines) == 2 or stacked else y - 0.12
+    for name, e in lines:
+        words = verdict_words(e)
+        said = axes["text"].text(0.0, line_y, words.upper() if words in (HELPS, HURTS) else words,
+                                 color=verdict_colour(words), fontsize=9.5, fontweight="bold", va="center",
+                                 ha="left")
+        numbers = f"{name} {effect_text(e)}"
+        if stacked:
+            line_y += 0.24
+            axes["text"].text(0.0, line_y, numbers, color="#333333", fontsize=8.5, va="center", ha="left")
+        else:
+            axes["text"].annotate(numbers, xy=(1.0, 0.5), xycoords=said, xytext=(7, 0), textcoords="offset points",
+                                  color="#333333", fontsize=8.5, va="center", ha="left")
+        line_y += 0.24
+    if not lines:
+        axes["text"].text(0.0, line_y, "no effect computed", color="#999999", fontsize=9, va="center")
+        line_y += 0.24
+    axes["text"].text(0.0, line_y + (0.02 if len(lines) < 2 and not stacked else 0), short(claim_text(x), 60),
+                      fontsize=8.5, style="italic", color="#555555", va="center", ha="left")
 
 
 def plot_factorial(f: Factorial) -> bytes:

@@ -10,9 +10,10 @@ import json
 from .assemble import Report
 from .figures import workload_label
 from .hosts import HostComparison
-from .stored import (EQUIVALENT, HELPS, HOST_BUSY, HURTS, INCONCLUSIVE, INSUFFICIENT, NO_EFFECT, NO_RESULT,
-                     NOT_PRECISE, Check, Factorial, ThreadPoint, Trends, Tuning, verdict_kind)
-from .text import claim_text, controls_summary, effect_text, floors_caption, glance_groups, percent
+from .stored import (DETECTED, EQUIVALENT, HELPS, HOLDS, HOST_BUSY, HURTS, INCONCLUSIVE, INSUFFICIENT, MISSED,
+                     NO_EFFECT, NO_RESULT, NOISY, NOT_PRECISE, Check, Factorial, ThreadPoint, Trends, Tuning, verdict_kind)
+from .text import (claim_text, control_effects, controls_summary, effect_text, floors_caption, glance_groups, percent,
+                   verdict_words)
 
 def esc(value) -> str:
     return html.escape(str(value), quote=True)
@@ -35,7 +36,8 @@ def figure_html(text: str) -> str:
 def verdict_class(verdict: str) -> str:
     return {HELPS: "helps", HURTS: "hurts", NO_EFFECT: "none", INSUFFICIENT: "insufficient",
             NO_RESULT: "insufficient", EQUIVALENT: "equivalent", INCONCLUSIVE: "none",
-            NOT_PRECISE: "imprecise", HOST_BUSY: "insufficient"}.get(verdict_kind(verdict), "none")
+            NOT_PRECISE: "imprecise", HOST_BUSY: "insufficient", HOLDS: "equivalent", DETECTED: "equivalent",
+            NOISY: "hurts", MISSED: "hurts"}.get(verdict_kind(verdict), "none")
 
 
 CSS = """
@@ -96,6 +98,11 @@ def glance_html(report: Report) -> str:
     run = report.run
     groups = glance_groups(report)
     rows = []
+    controls = control_effects(report)
+    if controls:
+        chips = "".join(f'<span class="chip {verdict_class(verdict_words(e))}">{esc(x.name)}: '
+                        f"{esc(effect_text(e))} {esc(verdict_words(e))}</span>" for x, e in controls)
+        rows.append(f"<div><b>Controls:</b> {chips}</div>")
     titles = {HELPS: f"Helps on {run.hostname}", HURTS: f"Hurts on {run.hostname}",
               NO_EFFECT: "No measurable effect", EQUIVALENT: "No effect beyond ±2%",
               INCONCLUSIVE: "Inconclusive", NOT_PRECISE: "Not precise enough",
@@ -264,7 +271,8 @@ def effects_table_html(report: Report) -> str:
                 cells = (f"<td></td><td></td><td>{esc(x.problem or 'no effect computed')}</td>")
             else:
                 cells = (f"<td>{esc(e.metric)}</td><td class=\"num\">{esc(effect_text(e))}</td>"
-                         f'<td class="verdict"><span class="chip {verdict_class(e.verdict)}">{esc(e.verdict)}</span></td>')
+                         f'<td class="verdict"><span class="chip {verdict_class(verdict_words(e))}">'
+                         f"{esc(verdict_words(e))}</span></td>")
             rows.append(f"<tr><td>{name}</td><td>{esc(claim)}</td>{cells}<td>{esc(run.hostname)}</td>"
                         f"<td>{esc(software)}</td><td class=\"num\">{trials}</td></tr>")
             # The note under its effect, across the table: in a column of its own a long note

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from .assemble import SECTIONS, Report
 from .stored import HELPS, HURTS, INSUFFICIENT, NO_EFFECT, Check
-from .text import claim_text, controls_summary, effect_text, floors_caption, glance_groups, percent
+from .text import (claim_text, control_effects, controls_summary, effect_text, floors_caption, glance_groups, percent,
+                   verdict_words)
 
 def md(value) -> str:
     """Text for a Markdown table cell: HTML-escaped (job summaries render HTML) and with
@@ -57,6 +58,10 @@ def render_markdown(report: Report, html_path: Path) -> str:
             lines.append(f"**Not certified by its controls, nor any verdict of this run:** {why}" if run.not_certified
                          else f"Certified by its controls: {why}")
             lines.append("")
+        controls = control_effects(report)
+        if controls:
+            lines.append("**Controls:** " + "; ".join(f"{md(x.name)} {md(effect_text(e))} {md(verdict_words(e))}"
+                                                       for x, e in controls) + "  ")
         groups = glance_groups(report)
         for verdict in (HELPS, HURTS):
             if groups.get(verdict):
@@ -69,7 +74,8 @@ def render_markdown(report: Report, html_path: Path) -> str:
             for x in report.experiments:
                 for e in x.effects:
                     name = x.name if x.knob != "factorial" else f"{x.name}: {e.compared}"
-                    lines.append(f"| {VERDICT_MARKS.get(e.verdict, md(e.verdict))} | {md(name)} | {md(e.metric)} | "
+                    words = verdict_words(e)
+                    lines.append(f"| {VERDICT_MARKS.get(words, md(words))} | {md(name)} | {md(e.metric)} | "
                                  f"{md(effect_text(e))} | {md(claim_text(x))} |")
             lines.append("")
         if report.controls:

@@ -28,13 +28,20 @@ EQUIVALENT, INCONCLUSIVE = "no effect beyond the margin", "inconclusive"
 NOT_PRECISE, HOST_BUSY = "not precise enough", "host too busy"
 
 
+# A control's words, which tunebench prints beside its interval in place of the estimator's
+# verdict: an A/A "holds 1 (±1.0%)" or "shows an effect: the host was noisy", a positive control
+# "detected" or "missed".
+HOLDS, NOISY, DETECTED, MISSED = "holds 1", "shows an effect", "detected", "missed"
+
+
 def verdict_kind(verdict: str) -> str:
-    """A stored verdict without its numbers: "no effect beyond ±2%" is EQUIVALENT."""
+    """A stored verdict, or the words printed beside an effect, without its numbers: "no effect
+    beyond ±2%" is EQUIVALENT, "holds 1 (±1.0%)" HOLDS."""
     if verdict.startswith("no effect beyond"):
         return EQUIVALENT
     if verdict.startswith("not precise enough"):
         return NOT_PRECISE
-    return verdict
+    return next((w for w in (HOLDS, NOISY) if verdict.startswith(w)), verdict)
 
 
 NO_RESULT = "no effect computed"  # an experiment without a stored effect

@@ -24,24 +24,46 @@ def claim_text(x: Experiment) -> str:
     return "no claim recorded for this knob"
 
 
+def split_text(e) -> tuple[str, str]:
+    """A stored effect's text as tunebench printed it, split into its numbers and its words:
+    ("0.95x [0.89, 1.02]", "not precise enough (±6.9%)"), ("0.99x [0.97, 1.01]", "holds 1 (±2.0%)").
+    The words are the stored verdict where the text has none."""
+    text = (e.text or "").strip()
+    numbers, bracket, words = text.partition("] ")
+    if not bracket:
+        return text, e.verdict
+    return numbers + "]", words.strip() or e.verdict
+
+
 def effect_text(e) -> str:
     """The ratio and interval of a stored effect as tunebench printed them, without the verdict."""
-    text = e.text or ""
-    return text[: -len(e.verdict)].strip() if e.verdict and text.endswith(e.verdict) else text.strip()
+    return split_text(e)[0]
 
 
+def verdict_words(e) -> str:
+    """The verdict as tunebench printed it beside the numbers, with its width where it has one,
+    and a control's own words ("holds 1 (±1.0%)", "detected")."""
+    return split_text(e)[1]
 
 
 def glance_groups(report: Report) -> dict:
     groups = {HELPS: [], HURTS: [], NO_EFFECT: [], EQUIVALENT: [], INCONCLUSIVE: [], NOT_PRECISE: [],
               HOST_BUSY: [], INSUFFICIENT: [], NO_RESULT: []}
     for x in report.experiments:
+        if x.is_aa or x.is_positive_control:
+            continue  # control_effects: they say whether the run can be trusted, not what helps
         for e in x.effects:
             name = x.name if x.knob != "factorial" else f"{x.name}: {e.compared.split(' vs ')[0]}"
             groups.setdefault(verdict_kind(e.verdict), []).append((name, e.metric, x))
         if not x.effects:
             groups[NO_RESULT].append((x.name, "time", x))
     return groups
+
+
+def control_effects(report: Report) -> list:
+    """The run's controls' time effects, (experiment, effect), in the run's order."""
+    return [(x, e) for x in report.experiments if x.is_aa or x.is_positive_control
+            for e in x.effects if e.metric == "time"]
 
 
 def percent(fraction) -> str:
