@@ -325,7 +325,7 @@ void check_positive_control(ExperimentReport& x) {
         "positive control: the ON arm is {:g}% slower by construction ({:.2f}x); the interval {} "
         "it and {}",
         100 * x.slowdown, truth, covered ? "covers" : "MISSES",
-        detected ? "excludes 1 (detected)" : "includes 1 (not detected)");
+        detected ? "excludes 1 (detected)" : "includes 1 (missed)");
     e.effect.note = said + (e.effect.note.empty() ? "" : "; " + e.effect.note);
   }
 }
@@ -504,18 +504,18 @@ std::string certify(const RunReport& report) {
     const std::string shown =
         fmt::format("{:.3f}x [{:.3f}, {:.3f}] ±{:.1f}%", e.ratio, e.lo, e.hi, 100 * width);
     if (aa && !(e.lo <= 1 && 1 <= e.hi)) {
-      failed.push_back(fmt::format("{} {} misses 1", what, shown));
+      failed.push_back(fmt::format("{} {} shows an effect: the host was noisy", what, shown));
     } else if (aa && width > kCertifiedWidth) {
       failed.push_back(
           fmt::format("{} {} is wider than ±{:g}%", what, shown, 100 * kCertifiedWidth));
     } else if (!aa && !(e.lo > 1)) {
-      failed.push_back(fmt::format("{} {} not detected", what, shown));
+      failed.push_back(fmt::format("{} {} missed", what, shown));
     } else {
       held.push_back(fmt::format("{} {}", what, shown));
     }
   }
   // A long run's controls once more at the end (run/run_loop.h, stored with its sampling): an
-  // end whose A/A misses 1 or whose positive control is not detected fails the night too.
+  // end whose A/A shows an effect or whose positive control missed fails the night too.
   const nlohmann::json& sampling = report.run.sampling;
   if (sampling.is_object() && sampling.contains("controls_at_end")) {
     for (const auto& c : sampling["controls_at_end"]) {

@@ -478,14 +478,14 @@ bool RunLoop::controls_at_end() {
     std::string verdict = "no interval";
     if (interval && aa) {
       verdict =
-          !(e.lo <= 1 && 1 <= e.hi) ? "misses 1"
+          !(e.lo <= 1 && 1 <= e.hi) ? "shows an effect: the host was noisy"
           : half_width > analysis::kCertifiedWidth
-              ? fmt::format("covers 1 but is wider than ±{:g}%", 100 * analysis::kCertifiedWidth)
-              : "covers 1";
+              ? fmt::format("holds 1 but is wider than ±{:g}%", 100 * analysis::kCertifiedWidth)
+              : "holds 1";
     } else if (interval) {
-      verdict = e.lo > 1 ? "detected" : "not detected";
+      verdict = e.lo > 1 ? "detected" : "missed";
     }
-    const bool holds = verdict == "covers 1" || verdict == "detected";
+    const bool holds = verdict == "holds 1" || verdict == "detected";
     controls_at_end_.push_back(
         {{"experiment", off.experiment},
          {"workers", e.workers},
