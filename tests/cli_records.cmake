@@ -123,3 +123,25 @@ foreach(f ${published})
   run_cmd(0 out ${TUNEBENCH} show latest --verbose --db ${WORK}/published.sqlite)
   expect("${out}" "\nhardware [^\n]+ family [0-9]+ model [0-9]+ stepping [0-9]+" "show of ${f}")
 endforeach()
+# A fresh VM of a published file's type, whose MemTotal is 12 KiB less (kernel reservations move
+# between boots): the same hardware class and machine, so importing its run says nothing of
+# other hardware.
+list(GET published 0 first_published)
+run_cmd(0 out python3 -c "
+import json, sys
+with open(sys.argv[2], 'w') as out:
+    for line in open(sys.argv[1]):
+        j = json.loads(line)
+        if 'run' in j:
+            j['run']['uuid'] = 'feedf00d' + j['run']['uuid'][8:]
+            for t in j['trials']:
+                t['spec']['run_uuid'] = j['run']['uuid']
+            for h in (j['run']['host'], j['run']['host']['hardware']):
+                h['memory_bytes'] -= 12 * 1024
+        out.write(json.dumps(j) + '\\n')
+" ${first_published} ${WORK}/fresh-vm.jsonl)
+run_cmd(0 out ${TUNEBENCH} import ${WORK}/fresh-vm.jsonl --db ${WORK}/published.sqlite)
+expect("${out}" "imported 1, 0 already here" "the fresh VM's run")
+if(out MATCHES "other hardware")
+  message(FATAL_ERROR "12 KiB less memory called other hardware: ${out}")
+endif()
