@@ -143,6 +143,30 @@ elseif(PART STREQUAL "damaged")
   if(NOT before STREQUAL after)
     message(FATAL_ERROR "a damaged file was written to")
   endif()
+  # The salvage the refusal recommends, on a copy whose last page of trials (the second run's) is
+  # overwritten whole: every run whose pages can be read is copied whole, the run on the damaged
+  # page is named; the damaged file stays unchanged.
+  file(COPY_FILE ${db} ${WORK}/page.sqlite)
+  sql(${WORK}/page.sqlite "SELECT (MAX(pageno) - 1) * 4096 FROM dbstat WHERE name = 'trials'"
+      offset)
+  run_cmd(0 out ${WORK} sh -c
+          "head -c 4096 /dev/zero | tr '\\000' '\\245' | dd of=page.sqlite bs=1 seek=${offset} conv=notrunc 2>/dev/null")
+  file(SHA256 ${WORK}/page.sqlite before)
+  run_tb(2 out run --suite ${suite} --filter no_grad --db ${WORK}/page.sqlite --quiet)
+  expect("copy its readable runs into a new file with `tunebench merge ${WORK}/page.sqlite --db NEW.sqlite`"
+         "${out}" "the refusal's salvage command")
+  run_tb(1 out merge ${WORK}/page.sqlite --db ${WORK}/salvage.sqlite)
+  expect("imported 1 run(s)" "${out}" "the salvage imports the readable run")
+  expect("run ${second} not imported: its rows cannot be read (SQLite: database disk image is malformed)"
+         "${out}" "the salvage names the run it could not read")
+  expect_sql(${WORK}/salvage.sqlite "SELECT group_concat(uuid) FROM runs" "${first}" "salvaged runs")
+  expect_sql(${WORK}/salvage.sqlite "SELECT COUNT(*) FROM trials WHERE run_uuid = '${first}'"
+             "${first_trials}" "the salvaged run whole")
+  run_tb(0 out show ${first} --db ${WORK}/salvage.sqlite)
+  file(SHA256 ${WORK}/page.sqlite after)
+  if(NOT before STREQUAL after)
+    message(FATAL_ERROR "the salvage wrote to the damaged file")
+  endif()
 
   # Bytes of one row's JSON made ill-formed UTF-8: named; merge imports the other run.
   file(COPY_FILE ${db} ${WORK}/json.sqlite)
