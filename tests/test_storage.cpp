@@ -1802,7 +1802,7 @@ TEST_F(StorageTest, StorageSaysNoSpaceLeftAndHowToResume) {
   } catch (const StorageError& e) {
     const std::string message = e.what();
     EXPECT_TRUE(e.no_space()) << message;
-    EXPECT_NE(message.find("cannot store trial 2 of run " + run.uuid), std::string::npos);
+    EXPECT_NE(message.find("cannot store trial 3 of run " + run.uuid), std::string::npos);
     EXPECT_NE(message.find("no space left on the device holding " + path), std::string::npos)
         << message;
     EXPECT_NE(message.find("resume with: tunebench run --resume " + run.uuid + " --db " + path),
@@ -1878,7 +1878,7 @@ TEST_F(StorageTest, StorageNamesARowWhoseJsonIsDamagedAndMergeImportsTheOthers) 
     FAIL() << "expected StorageError";
   } catch (const StorageError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find(other_path + ": run " + bad.uuid + ", trial 3 (trials row id "),
+    EXPECT_NE(message.find(other_path + ": run " + bad.uuid + ", trial 4 (trials row id "),
               std::string::npos)
         << message;
     EXPECT_NE(message.find("its evidence is not valid JSON"), std::string::npos) << message;
@@ -1888,7 +1888,7 @@ TEST_F(StorageTest, StorageNamesARowWhoseJsonIsDamagedAndMergeImportsTheOthers) 
   EXPECT_EQ(result.imported, std::vector<std::string>{good.uuid});
   ASSERT_EQ(result.damaged.size(), 1u);
   EXPECT_EQ(result.damaged[0].first, bad.uuid);
-  EXPECT_NE(result.damaged[0].second.find("trial 3"), std::string::npos);
+  EXPECT_NE(result.damaged[0].second.find("trial 4"), std::string::npos);
   EXPECT_EQ(here.run_uuids(), std::vector<std::string>{good.uuid});
   EXPECT_EQ(count(here, "trials"), 4);
 }
