@@ -2,6 +2,7 @@
 
 #include <torch/script.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -28,9 +29,36 @@ std::string first_line(const std::string& text) {
   return end == std::string::npos ? text : text.substr(0, end);
 }
 
+// Whether `path` is a torch.export archive (torch.export.save, or an AOTInductor package): a zip
+// whose entries (named in its central directory, at the end of the file) hold "archive_format"
+// (PyTorch 2.6 and later) or "serialized_exported_program" (2.1 to 2.5).
+bool is_export_archive(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  const std::streamoff size = in.tellg();
+  if (!in || size < 4) return false;
+  const std::streamoff tail = std::min<std::streamoff>(size, 1 << 20);
+  std::string bytes(static_cast<size_t>(tail), '\0');
+  in.seekg(size - tail);
+  in.read(bytes.data(), tail);
+  std::string head(4, '\0');
+  in.seekg(0);
+  in.read(head.data(), 4);
+  return head == std::string("PK\x03\x04", 4) &&
+         (bytes.find("/archive_format") != std::string::npos ||
+          bytes.find("serialized_exported_program") != std::string::npos);
+}
+
 // LibTorch's message for a file it cannot load, made one sentence about `path`.
 std::string load_error(const std::string& path, const std::string& what) {
   const std::string line = first_line(what);
+  if (is_export_archive(path)) {
+    return fmt::format(
+        "{} is a torch.export archive (torch.export.save or an AOTInductor package, .pt2), not "
+        "TorchScript: tunebench loads neither. Give it the model as TorchScript "
+        "(torch.jit.save(torch.jit.trace(model, inputs), \"model.pt\"), with its --input), or "
+        "the Python file that defines the module (--model my_model.py, with the pypi build)",
+        path);
+  }
   if (what.find("file format version") != std::string::npos ||
       what.find("supports up to") != std::string::npos) {
     return fmt::format(

@@ -123,6 +123,49 @@ if(NOT grad STREQUAL "off=1,on=0")
 endif()
 expect_model_hash(${db} ${WORK}/tiny.py)
 
+# A model that never returns: the inspect has the experiment's deadline (timeout_s, 20 s here),
+# then its process group is killed and the message names the file and the step; no temporary
+# file is left in TMPDIR, neither then nor when tunebench itself is killed during the inspect.
+file(WRITE ${WORK}/hang.py "import os, torch\nclass Hang(torch.nn.Module):\n    def forward(self, x):\n        open('${WORK}/hang.pid', 'w').write(str(os.getpid()))\n        while True:\n            pass\n    def get_example_inputs(self):\n        return torch.ones(1, 3)\n")
+file(WRITE ${WORK}/hang.json "{\"name\": \"hang\", \"experiments\": [{\"knob\": \"no_grad\", \"model\": \"python\", \"preset\": \"file\", \"mode\": \"infer\", \"batch\": 2, \"timeout_s\": 20, \"options\": {\"path\": \"${WORK}/hang.py\"}}]}")
+file(MAKE_DIRECTORY ${WORK}/tmp)
+file(REMOVE ${WORK}/hang.pid)
+string(TIMESTAMP t0 "%s")
+execute_process(COMMAND ${CMAKE_COMMAND} -E env TMPDIR=${WORK}/tmp
+                        ${TUNEBENCH} run --suite ${WORK}/hang.json --dry-run --db ${WORK}/bad.sqlite
+                WORKING_DIRECTORY ${SOURCE} TIMEOUT 120
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(TIMESTAMP t1 "%s")
+math(EXPR took "${t1} - ${t0}")
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "a model whose forward never returns: exit '${rc}' after ${took} s, expected 2\n${out}${err}")
+endif()
+expect("${WORK}/hang.py: its forward on get_example_inputs()'s inputs did not return within 20 s"
+       "${err}" "the inspect's deadline")
+expect("process group was killed" "${err}" "the inspect's deadline")
+file(GLOB left ${WORK}/tmp/tunebench-inspect-*)
+if(left)
+  message(FATAL_ERROR "the inspect left temporary files: ${left}")
+endif()
+# kill -9 of tunebench once the forward runs: its Python worker dies with it (parent-death
+# signal), nothing is left in TMPDIR.
+file(REMOVE ${WORK}/hang.pid)
+execute_process(COMMAND bash -c "
+  TMPDIR=${WORK}/tmp '${TUNEBENCH}' run --suite ${WORK}/hang.json --dry-run --db ${WORK}/bad.sqlite \
+    >/dev/null 2>&1 & tb=$!
+  for i in $(seq 600); do [ -s ${WORK}/hang.pid ] && break; sleep 0.1; done
+  kill -9 $tb; wait $tb 2>/dev/null; sleep 1
+  py=$(cat ${WORK}/hang.pid 2>/dev/null) || { echo 'the forward never started'; exit 1; }
+  # Dead, or a zombie until whoever inherited it reaps it.
+  state=$(cut -d' ' -f3 /proc/$py/stat 2>/dev/null)
+  if [ -n \"$state\" ] && [ \"$state\" != Z ]; then kill -9 $py; echo \"its Python worker $py still runs ($state)\"; exit 1; fi
+  left=$(ls ${WORK}/tmp | grep tunebench-inspect-) && { echo \"left in TMPDIR: $left\"; exit 1; }
+  exit 0"
+  WORKING_DIRECTORY ${SOURCE} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tunebench killed during the inspect: ${out}${err}")
+endif()
+
 # Bad input: one message each, exit 2, nothing written.
 file(WRITE ${WORK}/broken.py "import torch\nx = 1 +\n")
 file(WRITE ${WORK}/raises.py "import torch\nraise RuntimeError('no GPU here')\n")

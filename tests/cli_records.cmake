@@ -107,6 +107,31 @@ expect("${out}" "bad.jsonl: line 3: not a run record" "a malformed file")
 if(EXISTS ${WORK}/c.sqlite)
   message(FATAL_ERROR "a refused import left ${WORK}/c.sqlite behind")
 endif()
+# Samples no worker measures: refused with the file, line, run and trial, nothing stored.
+run_cmd(0 out python3 -c "
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+for path, samples in ((sys.argv[2], lambda n: [1e308] * n),
+                      (sys.argv[3], lambda n: [1e300, -1.0, 0.0] + [0.01] * (n - 3))):
+    run = json.loads(lines[1])
+    trial = next(t for t in run['trials'] if t['result']['status'] == 'ok')
+    trial['result']['sample_seconds'] = samples(len(trial['result']['sample_seconds']))
+    trial['result']['sample_cpu_seconds'] = []
+    open(path, 'w').write('\\n'.join([lines[0], json.dumps(run)]) + '\\n')
+    print(run['run']['uuid'], trial['spec']['sequence'] + 1, trial['spec']['experiment'],
+          trial['spec']['arm'])
+" ${WORK}/a.jsonl ${WORK}/huge.jsonl ${WORK}/negative.jsonl)
+string(REGEX MATCHALL "[^\n]+" named "${out}")
+list(GET named 0 huge_trial)
+string(REPLACE " " ";" huge_trial "${huge_trial}")
+list(GET huge_trial 0 uuid)
+list(GET huge_trial 1 sequence)
+list(GET huge_trial 2 experiment)
+list(GET huge_trial 3 arm)
+run_cmd(2 out ${TUNEBENCH} import ${WORK}/huge.jsonl --db ${WORK}/c.sqlite)
+expect("${out}" "huge.jsonl: line 2: run ${uuid}, trial ${sequence} \\(${experiment} \\[${arm}\\]\\): stored as ok, but its sample 1 is 1e\\+308 s per iteration: a sample takes a finite time above 0 and at most 60 s \\(its timeout_s 600 over 10 iteration\\(s\\)\\).*nothing was stored" "samples of 1e308 s")
+run_cmd(2 out ${TUNEBENCH} import ${WORK}/negative.jsonl --db ${WORK}/c.sqlite)
+expect("${out}" "negative.jsonl: line 2: run ${uuid}, trial ${sequence} .*its sample 1 is 1e\\+300 s per iteration" "samples of 1e300 s, -1 s and 0 s")
 run_cmd(2 out ${TUNEBENCH} export all --db ${WORK}/a.sqlite)
 expect("${out}" "'all' exports with --format records only" "export all as json")
 
@@ -123,3 +148,25 @@ foreach(f ${published})
   run_cmd(0 out ${TUNEBENCH} show latest --verbose --db ${WORK}/published.sqlite)
   expect("${out}" "\nhardware [^\n]+ family [0-9]+ model [0-9]+ stepping [0-9]+" "show of ${f}")
 endforeach()
+# A fresh VM of a published file's type, whose MemTotal is 12 KiB less (kernel reservations move
+# between boots): the same hardware class and machine, so importing its run says nothing of
+# other hardware.
+list(GET published 0 first_published)
+run_cmd(0 out python3 -c "
+import json, sys
+with open(sys.argv[2], 'w') as out:
+    for line in open(sys.argv[1]):
+        j = json.loads(line)
+        if 'run' in j:
+            j['run']['uuid'] = 'feedf00d' + j['run']['uuid'][8:]
+            for t in j['trials']:
+                t['spec']['run_uuid'] = j['run']['uuid']
+            for h in (j['run']['host'], j['run']['host']['hardware']):
+                h['memory_bytes'] -= 12 * 1024
+        out.write(json.dumps(j) + '\\n')
+" ${first_published} ${WORK}/fresh-vm.jsonl)
+run_cmd(0 out ${TUNEBENCH} import ${WORK}/fresh-vm.jsonl --db ${WORK}/published.sqlite)
+expect("${out}" "imported 1, 0 already here" "the fresh VM's run")
+if(out MATCHES "other hardware")
+  message(FATAL_ERROR "12 KiB less memory called other hardware: ${out}")
+endif()

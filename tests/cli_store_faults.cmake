@@ -42,6 +42,13 @@ if(PART STREQUAL "disk_full")
   if(NOT named_count EQUAL 1 OR out MATCHES "storing trial")
     message(FATAL_ERROR "the trial should be named once:\n${out}")
   endif()
+  # Counted as the progress line counts: the trial it could not store never printed "ok".
+  string(REGEX REPLACE "cannot store trial " "" lost "${named}")
+  if(out MATCHES "trial ${lost}/[0-9]+ [^\n]* ok")
+    message(FATAL_ERROR "trial ${lost} is said stored and not stored:\n${out}")
+  endif()
+  expect("new run exit 2" "${out}" "a run that cannot start on a full device")
+  expect("new database files: 0" "${out}" "a run that could not start leaves no database file")
   expect("show exit 0" "${out}" "the database opens again once space is freed")
   expect("resume exit 0" "${out}" "--resume completes the run")
   expect("stored: completed with 8" "${out}" "every trial stored")
@@ -143,18 +150,42 @@ elseif(PART STREQUAL "damaged")
   if(NOT before STREQUAL after)
     message(FATAL_ERROR "a damaged file was written to")
   endif()
+  # The salvage the refusal recommends, on a copy whose last page of trials (the second run's) is
+  # overwritten whole: every run whose pages can be read is copied whole, the run on the damaged
+  # page is named; the damaged file stays unchanged.
+  file(COPY_FILE ${db} ${WORK}/page.sqlite)
+  sql(${WORK}/page.sqlite "SELECT (MAX(pageno) - 1) * 4096 FROM dbstat WHERE name = 'trials'"
+      offset)
+  run_cmd(0 out ${WORK} sh -c
+          "head -c 4096 /dev/zero | tr '\\000' '\\245' | dd of=page.sqlite bs=1 seek=${offset} conv=notrunc 2>/dev/null")
+  file(SHA256 ${WORK}/page.sqlite before)
+  run_tb(2 out run --suite ${suite} --filter no_grad --db ${WORK}/page.sqlite --quiet)
+  expect("copy its readable runs into a new file with `tunebench merge ${WORK}/page.sqlite --db NEW.sqlite`"
+         "${out}" "the refusal's salvage command")
+  run_tb(1 out merge ${WORK}/page.sqlite --db ${WORK}/salvage.sqlite)
+  expect("imported 1 run(s)" "${out}" "the salvage imports the readable run")
+  expect("run ${second} not imported: its rows cannot be read (SQLite: database disk image is malformed)"
+         "${out}" "the salvage names the run it could not read")
+  expect_sql(${WORK}/salvage.sqlite "SELECT group_concat(uuid) FROM runs" "${first}" "salvaged runs")
+  expect_sql(${WORK}/salvage.sqlite "SELECT COUNT(*) FROM trials WHERE run_uuid = '${first}'"
+             "${first_trials}" "the salvaged run whole")
+  run_tb(0 out show ${first} --db ${WORK}/salvage.sqlite)
+  file(SHA256 ${WORK}/page.sqlite after)
+  if(NOT before STREQUAL after)
+    message(FATAL_ERROR "the salvage wrote to the damaged file")
+  endif()
 
   # Bytes of one row's JSON made ill-formed UTF-8: named; merge imports the other run.
   file(COPY_FILE ${db} ${WORK}/json.sqlite)
   sql(${WORK}/json.sqlite "UPDATE trials SET evidence = CAST(X'7B226E6F7465223A22FF227D' AS TEXT) WHERE run_uuid = '${second}' AND sequence = 1; SELECT changes()" changed)
   run_tb(2 out show ${second} --db ${WORK}/json.sqlite)
-  expect("${WORK}/json.sqlite: run ${second}, trial 1 (trials row id " "${out}" "show names it")
+  expect("${WORK}/json.sqlite: run ${second}, trial 2 (trials row id " "${out}" "show names it")
   expect("its evidence is not valid JSON" "${out}" "show says what is wrong")
   run_tb(2 out export ${second} --db ${WORK}/json.sqlite)
-  expect("run ${second}, trial 1" "${out}" "export names it")
+  expect("run ${second}, trial 2" "${out}" "export names it")
   run_tb(1 out merge ${WORK}/json.sqlite --db ${WORK}/merged.sqlite)
   expect("imported 1 run(s)" "${out}" "merge imports the good run")
-  expect("run ${second} not imported: trial 1" "${out}" "merge names the bad run")
+  expect("run ${second} not imported: trial 2" "${out}" "merge names the bad run")
   expect_sql(${WORK}/merged.sqlite "SELECT group_concat(uuid) FROM runs" "${first}" "merged runs")
   # A merge that stores nothing leaves no new file behind.
   sql(${WORK}/json.sqlite "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE uuid = '${first}'" x)

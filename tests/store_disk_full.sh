@@ -13,7 +13,7 @@ if ! mount -t tmpfs -o size=4m tmpfs "$mnt" 2>/dev/null; then
   exit 0
 fi
 trap 'umount "$mnt"' EXIT
-"$tb" run --suite "$suite" --db "$db" --quiet >"$work/run.out" 2>&1 &
+"$tb" run --suite "$suite" --db "$db" >"$work/run.out" 2>&1 &
 pid=$!
 i=0
 while [ $i -lt 600 ]; do
@@ -26,6 +26,11 @@ dd if=/dev/zero of="$mnt/filler" bs=4k 2>/dev/null
 wait $pid
 echo "run exit $?"
 cat "$work/run.out"
+# A run that cannot start on the full device leaves no database file.
+"$tb" run --suite "$suite" --db "$mnt/new.sqlite" --quiet >"$work/new.out" 2>&1
+echo "new run exit $?"
+cat "$work/new.out"
+echo "new database files: $(ls "$mnt" | grep -c '^new[.]sqlite')"
 rm -f "$mnt/filler"
 "$tb" show latest --verbose --db "$db" >"$work/show.out" 2>&1
 echo "show exit $?"

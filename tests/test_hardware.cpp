@@ -93,6 +93,37 @@ TEST(Hardware, AnotherCpuUnderOneNameIsAnotherMachineAMicrocodeUpdateIsNot) {
             "f16c, under KVM");
 }
 
+// Two boots of one VM type (the published run's host and a fresh VM of its type) differ only by
+// 12 KiB of MemTotal: one class, one machine, one description. A real difference (a kernel flag, a
+// core, a GiB of memory) is another class.
+TEST(Hardware, MemoryJitterBetweenBootsIsOneClassARealDifferenceIsAnother) {
+  json published = host_with(cpu_from_cpuinfo(kEpycCpuinfo));
+  published["hardware"]["memory_bytes"] = int64_t(25276194816);
+  json fresh = published;
+  fresh["hardware"]["memory_bytes"] = int64_t(25276182528);
+  EXPECT_EQ(class_id(fresh), class_id(published));
+  EXPECT_EQ(machine_id(fresh), machine_id(published));
+  EXPECT_EQ(describe(fresh), describe(published));
+
+  json flag = published;
+  flag["hardware"]["cpu"]["flags"].push_back("avx512_fp16");
+  json core = published;
+  core["hardware"]["cores"] = 3;
+  json gib = published;
+  gib["hardware"]["memory_bytes"] = int64_t(25276194816) + (int64_t(1) << 30);
+  json gpu = published;
+  gpu["hardware"]["gpu"]["memory_bytes"] = int64_t(80) << 30;
+  for (const json* other : {&flag, &core, &gib, &gpu}) {
+    EXPECT_NE(class_id(*other), class_id(published)) << other->dump();
+    EXPECT_NE(machine_id(*other), machine_id(published)) << other->dump();
+  }
+
+  // A GPU's reported total moves a little between drivers too.
+  json driver = gpu;
+  driver["hardware"]["gpu"]["memory_bytes"] = (int64_t(80) << 30) - (int64_t(6) << 20);
+  EXPECT_EQ(class_id(driver), class_id(gpu));
+}
+
 // A host stored before the hardware was recorded: not recorded, no class, and its machine is its
 // whole fingerprint (so its history is what it was).
 TEST(Hardware, AHostWithoutHardwareIsNotRecordedAndKeepsItsOldIdentity) {

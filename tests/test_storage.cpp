@@ -1434,9 +1434,9 @@ TEST_F(StorageTest, StorageImportsRunRecordsAsFinishedRuns) {
   const RunRecord run = make_run("abab0001-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
   json trials = json::array();
   for (int t = 0; t < 4; ++t) {
-    trials.push_back(
-        {{"spec", to_json(make_spec(run.uuid, t, t % 2 ? "on" : "off"))},
-         {"result", to_json(make_result("ok", {0.1 * (t % 2 + 1), 0.11 * (t % 2 + 1)}))}});
+    trials.push_back({{"spec", to_json(make_spec(run.uuid, t, t % 2 ? "on" : "off"))},
+                      {"result", to_json(make_result("ok", {0.1 * (t % 2 + 1), 0.11 * (t % 2 + 1),
+                                                            0.12 * (t % 2 + 1)}))}});
   }
   const json record = {{"run",
                         {{"uuid", run.uuid},
@@ -1459,7 +1459,7 @@ TEST_F(StorageTest, StorageImportsRunRecordsAsFinishedRuns) {
   EXPECT_EQ(db.run(run.uuid).status, "completed");
   EXPECT_EQ(db.run(run.uuid).record.host, run.host);
   ASSERT_EQ(db.trials(run.uuid).size(), 4u);
-  EXPECT_EQ(db.trials(run.uuid)[3].result.sample_seconds, (std::vector<double>{0.2, 0.22}));
+  EXPECT_EQ(db.trials(run.uuid)[3].result.sample_seconds, (std::vector<double>{0.2, 0.22, 0.24}));
   EXPECT_EQ(db.effects(run.uuid).arms.size(), 2u);
   EXPECT_FALSE(db.effects(run.uuid).effects.empty());
   std::istringstream bad("\n{\"run\": {}}\n");
@@ -1487,7 +1487,8 @@ TEST_F(StorageTest, RunRecordsRoundTripWholeAndABadFileStoresNothing) {
     db.begin_run(run);
     for (int t = 0; t < 4; ++t) {
       db.store_trial(run.uuid, make_spec(run.uuid, t, t % 2 ? "on" : "off"),
-                     make_result("ok", {0.1 * (t % 2 + 1) + 0.001 * r, 0.11 * (t % 2 + 1)}));
+                     make_result("ok", {0.1 * (t % 2 + 1) + 0.001 * r, 0.11 * (t % 2 + 1),
+                                        0.12 * (t % 2 + 1)}));
     }
     db.finish_run(run.uuid, r == 1 ? "completed with failures" : "completed",
                   fmt::format("2024-05-0{}T10:05:00Z", r + 1));
@@ -1802,7 +1803,7 @@ TEST_F(StorageTest, StorageSaysNoSpaceLeftAndHowToResume) {
   } catch (const StorageError& e) {
     const std::string message = e.what();
     EXPECT_TRUE(e.no_space()) << message;
-    EXPECT_NE(message.find("cannot store trial 2 of run " + run.uuid), std::string::npos);
+    EXPECT_NE(message.find("cannot store trial 3 of run " + run.uuid), std::string::npos);
     EXPECT_NE(message.find("no space left on the device holding " + path), std::string::npos)
         << message;
     EXPECT_NE(message.find("resume with: tunebench run --resume " + run.uuid + " --db " + path),
@@ -1878,7 +1879,7 @@ TEST_F(StorageTest, StorageNamesARowWhoseJsonIsDamagedAndMergeImportsTheOthers) 
     FAIL() << "expected StorageError";
   } catch (const StorageError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find(other_path + ": run " + bad.uuid + ", trial 3 (trials row id "),
+    EXPECT_NE(message.find(other_path + ": run " + bad.uuid + ", trial 4 (trials row id "),
               std::string::npos)
         << message;
     EXPECT_NE(message.find("its evidence is not valid JSON"), std::string::npos) << message;
@@ -1888,7 +1889,7 @@ TEST_F(StorageTest, StorageNamesARowWhoseJsonIsDamagedAndMergeImportsTheOthers) 
   EXPECT_EQ(result.imported, std::vector<std::string>{good.uuid});
   ASSERT_EQ(result.damaged.size(), 1u);
   EXPECT_EQ(result.damaged[0].first, bad.uuid);
-  EXPECT_NE(result.damaged[0].second.find("trial 3"), std::string::npos);
+  EXPECT_NE(result.damaged[0].second.find("trial 4"), std::string::npos);
   EXPECT_EQ(here.run_uuids(), std::vector<std::string>{good.uuid});
   EXPECT_EQ(count(here, "trials"), 4);
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -21,16 +22,31 @@ std::string trim(std::string s) {
   return s;
 }
 
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// A memory size in whole GiB, rounded: what is installed, not what the kernel kept back this boot.
+void coarsen_memory(json& facts) {
+  if (!facts.is_object() || !facts.contains("memory_bytes")) return;
+  const json& bytes = facts["memory_bytes"];
+  if (bytes.is_number()) facts["memory_gib"] = std::llround(bytes.get<double>() / kGiB);
+  facts.erase("memory_bytes");
+}
+
 // The facts of the host fingerprint that make its hardware class: all of "hardware" but the
-// microcode (a firmware update, not another machine).
+// microcode (a firmware update, not another machine), with memory (the host's and the GPUs')
+// in whole GiB. MemTotal moves by a few KiB between boots of one VM type (kernel versions and
+// boot options reserve more or less), and a GPU's reported total by driver; a GiB is a real
+// difference. Everything else recorded there is the same on every boot of one machine type.
 json class_facts(const json& host) {
   json facts = host.at("hardware");
   if (facts.contains("cpu")) facts["cpu"].erase("microcode");
+  coarsen_memory(facts);
+  if (facts.contains("gpu")) coarsen_memory(facts["gpu"]);
   return facts;
 }
 
 std::string human_bytes(int64_t bytes) {
-  const double gib = double(bytes) / (1024.0 * 1024 * 1024);
+  const double gib = double(bytes) / kGiB;
   return gib >= 10 ? fmt::format("{:.0f} GiB", gib) : fmt::format("{:.1f} GiB", gib);
 }
 

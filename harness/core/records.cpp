@@ -1,8 +1,10 @@
 #include "core/records.h"
 
+#include <fmt/format.h>
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <stdexcept>
 #include <tuple>
@@ -111,6 +113,51 @@ json to_json(const TrialResult& r) {
     for (const auto& sample : r.paired_samples) out["paired_samples"].push_back(to_json(sample));
   }
   return out;
+}
+
+std::string impossible_result(const TrialSpec& spec, const TrialResult& r) {
+  if (r.status != "ok") return "";
+  const double longest = spec.timeout_s / std::max(1, spec.iterations);
+  auto sample_problem = [&](const char* what, double s, size_t i) -> std::string {
+    if (std::isfinite(s) && s > 0 && s <= longest) return "";
+    return fmt::format(
+        "its {} {} is {:g} s per iteration: a sample takes a finite time above 0 and at most {:g} "
+        "s "
+        "(its timeout_s {:g} over {} iteration(s))",
+        what, i + 1, s, longest, spec.timeout_s, spec.iterations);
+  };
+  for (size_t i = 0; i < r.sample_seconds.size(); ++i) {
+    if (auto p = sample_problem("sample", r.sample_seconds[i], i); !p.empty()) return p;
+  }
+  for (size_t i = 0; i < r.paired_samples.size(); ++i) {
+    if (auto p = sample_problem("paired sample", r.paired_samples[i].seconds, i); !p.empty()) {
+      return p;
+    }
+  }
+  const size_t n = r.sample_seconds.size();
+  if (r.paired_samples.empty() && n != size_t(std::max(0, spec.samples))) {
+    return fmt::format("it has {} sample(s) where its spec asks for {}", n, spec.samples);
+  }
+  if (!r.paired_samples.empty() && r.paired_samples.size() != n) {
+    return fmt::format("it has {} sample(s) but {} paired sample(s): one of each per sample", n,
+                       r.paired_samples.size());
+  }
+  if (n == 0) return "it has no samples";
+  if (!r.sample_cpu_seconds.empty() && r.sample_cpu_seconds.size() != n) {
+    return fmt::format("it has {} sample(s) but {} CPU time(s): one per sample, or none", n,
+                       r.sample_cpu_seconds.size());
+  }
+  for (const double c : r.sample_cpu_seconds) {
+    if (!std::isfinite(c) || c < 0) return fmt::format("a CPU time per iteration is {:g}", c);
+  }
+  if (!std::isfinite(r.items_per_second) || r.items_per_second < 0) {
+    return fmt::format("its items_per_second is {:g}", r.items_per_second);
+  }
+  if (r.peak_rss_bytes < 0) return fmt::format("its peak_rss_bytes is {}", r.peak_rss_bytes);
+  if (!std::isfinite(r.page_faults_per_iteration) || r.page_faults_per_iteration < 0) {
+    return fmt::format("its page_faults_per_iteration is {:g}", r.page_faults_per_iteration);
+  }
+  return "";
 }
 
 TrialResult trial_result_from_json(const json& j) {

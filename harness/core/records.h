@@ -107,6 +107,13 @@ struct TrialResult {
 };
 nlohmann::json to_json(const TrialResult& result);
 TrialResult trial_result_from_json(const nlohmann::json& j);  // throws std::invalid_argument
+// Why an "ok" result of `spec` cannot be what a worker measured, "" when it can: every sample
+// (and a paired sample's time) finite and above 0, none longer per iteration than the worker's
+// whole timeout_s; as many samples as the spec asks of a trial alone (one per paired sample for
+// a paired trial), CPU times one per sample where there are any; items/s, memory and page faults
+// finite and not negative. `import` refuses such a trial; results of another status are not
+// measurements and are not checked.
+std::string impossible_result(const TrialSpec& spec, const TrialResult& result);
 
 // A paired trial: one worker process holding the OFF and the ON arm of an experiment and
 // alternating them in ABBA blocks of samples (worker/paired.h; analysis/paired.h estimates the

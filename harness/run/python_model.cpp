@@ -1,18 +1,16 @@
 #include "run/python_model.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/build_paths.h"
 #include "knobs/knobs.h"
 #include "models/python_model_config.h"
 #include "models/registry.h"
+#include "run/orchestrator.h"
 
 namespace tunebench::python_model {
 
@@ -21,56 +19,30 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Ran {
-  int status = -1;  // the exit code, or -1 where the program did not exit by itself
-  std::string out, err;
-};
+// The step the Python worker's inspect said it was in last (models/python/worker.py,
+// inspect_step), in words; and `err` without those lines.
+constexpr const char* kStepMarker = "tunebench inspect step: ";
 
-// A temporary file, removed with the object.
-struct TempFile {
-  std::string path;
-  int fd = -1;
-  TempFile() {
-    path = (fs::temp_directory_path() / "tunebench-inspect-XXXXXX").string();
-    fd = mkstemp(path.data());
-    if (fd < 0) throw std::runtime_error("cannot make a temporary file in " + path);
-  }
-  ~TempFile() {
-    close(fd);
-    unlink(path.c_str());
-  }
-  std::string read() const {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-};
+std::string step_in_words(const std::string& step, const std::string& model_class) {
+  const std::string module = model_class.empty() ? "the module" : model_class + "()";
+  if (step == "load") return "the import of the file, " + module + " or get_example_inputs()";
+  if (step == "forward") return "its forward on get_example_inputs()'s inputs";
+  if (step == "backward") return "its training step (forward, then backward of its loss)";
+  return "starting the Python worker (importing torch)";
+}
 
-// `argv` run with `input` on its stdin, its stdout and stderr kept (files, so that neither pipe
-// can fill up while the other is read).
-Ran run(const std::vector<std::string>& argv, const std::string& input) {
-  TempFile in, out, err;
-  if (write(in.fd, input.data(), input.size()) != ssize_t(input.size())) {
-    throw std::runtime_error("cannot write " + in.path);
+std::string last_step(const std::string& err, std::string& rest) {
+  std::istringstream lines(err);
+  std::string step;
+  rest.clear();
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(kStepMarker, 0) == 0) {
+      step = line.substr(std::char_traits<char>::length(kStepMarker));
+    } else {
+      rest += line + "\n";
+    }
   }
-  lseek(in.fd, 0, SEEK_SET);
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("cannot start " + argv.front());
-  if (pid == 0) {
-    dup2(in.fd, 0);
-    dup2(out.fd, 1);
-    dup2(err.fd, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out.read(), err.read()};
+  return step;
 }
 
 std::string tail(const std::string& text, size_t n = 600) {
@@ -79,7 +51,8 @@ std::string tail(const std::string& text, size_t n = 600) {
 
 }  // namespace
 
-models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool train) {
+models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool train,
+                           double timeout_s) {
   const auto config = models::configure(models::python_family(), spec);
   const std::string path = fs::absolute(config.path).lexically_normal().string();
   const std::string& python = build_paths::torch_python();
@@ -99,12 +72,22 @@ models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool tr
   const json request = {{"options", {{"path", path}, {"class", config.model_class}}},
                         {"batch", batch},
                         {"train", train}};
-  const Ran ran = run(argv, request.dump());
+  // Started as a worker is (its own process group, killed with it; pipes, no files), with a
+  // deadline: a model whose forward never returns must not hang the run.
+  const orchestrator::WorkerOutcome ran =
+      orchestrator::spawn(argv, orchestrator::worker_environment(setup), request.dump(), timeout_s);
+  std::string err;
+  const std::string step = last_step(ran.err_tail, err);
+  if (ran.timed_out) {
+    throw models::InvalidSpec(fmt::format(
+        "{}: {} did not return within {} s (the experiment's timeout_s); the Python worker's "
+        "process group was killed. Make it return, or give the suite a larger timeout_s",
+        path, step_in_words(step, config.model_class), timeout_s));
+  }
   json answer = json::parse(ran.out, nullptr, /*allow_exceptions=*/false);
   if (answer.is_discarded() || !answer.is_object()) {
     throw models::InvalidSpec(fmt::format("{}: the Python worker could not read it (exit {}): {}",
-                                          path, ran.status,
-                                          tail(ran.err.empty() ? ran.out : ran.err)));
+                                          path, ran.exit_code, tail(err.empty() ? ran.out : err)));
   }
   if (answer.contains("error")) throw models::InvalidSpec(answer["error"].get<std::string>());
   models::ModelOffer offer;

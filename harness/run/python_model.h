@@ -14,7 +14,9 @@ namespace tunebench::python_model {
 // (the debian build: what to do instead), a path that is not there, a file that fails to import
 // (its error and line), no such class (the ones it has), no get_example_inputs(), inputs or an
 // output that are not tensors, a forward that rejects its inputs, no trainable parameter in
-// training, and a Python worker that gives no answer.
-models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool train);
+// training, a Python worker that gives no answer, and one that does not answer within
+// `timeout_s` (the step it was in named; its process group killed).
+models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool train,
+                           double timeout_s);
 
 }  // namespace tunebench::python_model

@@ -40,7 +40,7 @@ plan::ModelOffers read_file_models(const suite::Suite& suite) {
     const std::string path = x.model.options.value("path", std::string());
     if (offers.count(path)) continue;
     offers[path] = models::descriptor(x.model.model).python
-                       ? python_model::inspect(x.model, x.batch, trained[path])
+                       ? python_model::inspect(x.model, x.batch, trained[path], x.timeout_s)
                        : models::inspect_file_model(x.model, x.batch, trained[path]);
   }
   return offers;

@@ -159,6 +159,23 @@ Database::Database(const std::string& path, Access access) : path_(path) {
 // open it, read its version (refuse what this build cannot handle), check it is sound, set up the
 // connection, back up, migrate.
 void Database::open_to_write() {
+  std::error_code ec;
+  const bool created = !fs::exists(path_, ec);
+  try {
+    create_or_open();
+  } catch (...) {
+    // A file this call created and could not set up (a full disk, a failed start) is removed:
+    // no empty database is left behind.
+    if (created) {
+      db_.reset();
+      open_here_.reset();
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path_ + suffix, ec);
+    }
+    throw;
+  }
+}
+
+void Database::create_or_open() {
   refuse_unwritable(path_);
   const fs::path parent = fs::path(path_).parent_path();
   if (!parent.empty()) {

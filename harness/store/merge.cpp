@@ -1,4 +1,6 @@
 // Importing the runs of another tunebench database.
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -261,6 +263,25 @@ void copy_floors_findings_tunings(SQLite::Database& here, SQLite::Database& othe
   }
 }
 
+// Undoes what the savepoint of run `uuid` holds and names the run as not imported, with why.
+void undo_run(SQLite::Database& here, MergeSource& from, const std::string& uuid,
+              const std::string& why, Database::MergeResult& result) {
+  for (SQLite::Statement* st :
+       {&from.run_json, &from.trial_rows, &from.trial_here, &from.trial_insert, &from.sample_rows,
+        &from.sample_insert, &from.here_status, &from.finish, &from.mark_interrupted}) {
+    (void)st->tryReset();
+  }
+  for (TableCopy* copy : {&from.hosts, &from.software, &from.run}) {
+    (void)copy->select.tryReset();
+    (void)copy->insert.tryReset();
+  }
+  here.exec("ROLLBACK TO merge_run");
+  here.exec("RELEASE merge_run");
+  auto& interrupted = result.interrupted;  // undone with the rest of it
+  interrupted.erase(std::remove(interrupted.begin(), interrupted.end(), uuid), interrupted.end());
+  result.damaged.emplace_back(uuid, why);
+}
+
 }  // namespace
 
 Database::MergeResult Database::merge_from(const std::string& other_path) {
@@ -357,13 +378,14 @@ void Database::merge_run(internal::MergeSource& from, MergeResult& result) {
     if (here.empty() || added > 0 || finished(status)) write_effects(uuid);
     db_->exec("RELEASE merge_run");
   } catch (const internal::BadRow& bad) {
-    from.run_json.reset();
-    from.trial_rows.reset();
-    db_->exec("ROLLBACK TO merge_run");
-    db_->exec("RELEASE merge_run");
-    auto& interrupted = result.interrupted;  // undone with the rest of it
-    interrupted.erase(std::remove(interrupted.begin(), interrupted.end(), uuid), interrupted.end());
-    result.damaged.emplace_back(uuid, bad.what());
+    undo_run(*db_, from, uuid, bad.what(), result);
+  } catch (const SQLite::Exception& e) {
+    // A page of the other file that SQLite cannot read (the target was checked before the merge
+    // began): this run is not imported, the runs whose pages it can read still are.
+    const int code = e.getErrorCode();
+    if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB) throw;
+    undo_run(*db_, from, uuid, fmt::format("its rows cannot be read (SQLite: {})", e.what()),
+             result);
   }
 }
 

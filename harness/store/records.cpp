@@ -122,6 +122,15 @@ ImportResult import_records(Database& db, std::istream& lines, const std::string
     } catch (const std::exception& e) {
       throw StorageError(fmt::format("{}: line {}: not a run record: {}", name, number, e.what()));
     }
+    // Checked as a worker's answer is: no trial a worker cannot have measured enters an effect.
+    for (const auto& [spec, result] : runs.back().trials) {
+      if (const std::string why = impossible_result(spec, result); !why.empty()) {
+        throw StorageError(fmt::format(
+            "{}: line {}: run {}, trial {} ({} [{}]): stored as ok, but {}; no worker measures "
+            "that: correct or remove the trial (or the run)",
+            name, number, runs.back().run.uuid, spec.sequence + 1, spec.experiment, spec.arm, why));
+      }
+    }
   }
   ImportResult result;
   result.records = static_cast<int>(runs.size());

@@ -251,6 +251,7 @@ class Database {
  private:
   void write_effects(const std::string& run_uuid);
   void open_to_write();
+  void create_or_open();  // open_to_write's steps
   void open_to_read();
   int checked_version() const;  // refuses a newer schema or someone else's database
   void refuse_damaged();

@@ -183,7 +183,7 @@ Database::StoredTrial read_trial(const SQLite::Statement& select,
     } catch (const nlohmann::json::exception& e) {
       throw internal::BadRow(
           fmt::format("trial {} (trials row id {}): its {} is not valid JSON ({})",
-                      select.getColumn("sequence").getInt(), t.id, c.name, e.what()));
+                      select.getColumn("sequence").getInt() + 1, t.id, c.name, e.what()));
     }
   }
   return t;
@@ -247,13 +247,14 @@ int64_t Database::store_trial(const std::string& run_uuid, const TrialSpec& spec
 
 std::vector<int64_t> Database::store_trials(
     const std::string& run_uuid, const std::vector<std::pair<TrialSpec, TrialResult>>& trials) {
+  // A trial is named as the run's progress line counts it: its place in the run's order, from 1.
   std::string doing = fmt::format("cannot store trial {} of run {}",
-                                  trials.empty() ? -1 : trials.front().first.sequence, run_uuid);
+                                  trials.empty() ? 0 : trials.front().first.sequence + 1, run_uuid);
   try {
     SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     std::vector<int64_t> ids;
     for (const auto& [spec, result] : trials) {
-      doing = fmt::format("cannot store trial {} of run {}", spec.sequence, run_uuid);
+      doing = fmt::format("cannot store trial {} of run {}", spec.sequence + 1, run_uuid);
       SQLite::Statement insert(*db_, trials_insert_sql(trial_columns()));
       bind_trial(insert, trial_columns(), {run_uuid, spec, result});
       insert.exec();

@@ -617,14 +617,26 @@ def run_resident(request, lines, out):
     return 0
 
 
+def inspect_step(step):
+    """Says on stderr which step inspect is in: the orchestrator names it should it not return
+    within its deadline (harness/run/python_model.cpp reads the last such line)."""
+    sys.stderr.write(f"{INSPECT_STEP}{step}\n")
+    sys.stderr.flush()
+
+
+INSPECT_STEP = "tunebench inspect step: "
+
+
 def inspect(request):
     """What a Python model offers the knobs (harness/core/model_spec.h, ModelOffer)."""
     torch = import_torch()
     import user_model
     torch.set_num_threads(1)  # the orchestrator only reads; the workers measure
     options, batch = request.get("options", {}), int(request.get("batch", 1))
+    inspect_step("load")
     model, inputs, name = user_model.load(torch, options, batch, 1)
     path = os.path.abspath(options.get("path", ""))
+    inspect_step("forward")
     try:
         with torch.no_grad():
             out = model(*inputs)
@@ -641,6 +653,7 @@ def inspect(request):
                                         f"gradient: it cannot be trained; measure it in "
                                         f"inference (mode infer)")
         model.train(True)
+        inspect_step("backward")
         try:
             user_model.loss_of(torch, model, model(*inputs), path).backward()
         except user_model.ModelError:
