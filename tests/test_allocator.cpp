@@ -404,8 +404,9 @@ TEST(Sizing, OneStepBlocksFillWorkerSecondsWithOneSampleOfEachArmATurn) {
     EXPECT_EQ(s.block_samples, 1) << step;
     EXPECT_EQ(s.blocks % 2, 0) << step;
     EXPECT_GE(s.blocks, 4) << step;
-    if (s.blocks > 4 && s.blocks < sizing::kMostOneStepBlocks)
+    if (s.blocks > 4 && s.blocks < sizing::kMostOneStepBlocks) {
       EXPECT_NEAR(sizing::worker_seconds(s, step), 4.0, sizing::pair_seconds(s, step) / 2 + 1e-12);
+    }
   }
 }
 
