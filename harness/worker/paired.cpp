@@ -157,14 +157,16 @@ void before_block(int b, nlohmann::json& waits) {
   if (quiet_since) {
     waits["quiet_since_pairs"] = waits.value("quiet_since_pairs", 0) + 1;
   } else {
-    // A host that stayed busy through two whole waits is busy for longer than a pair: later
-    // pairs look once (one window) rather than each waiting its second out, which made a worker
-    // of 64 one-step pairs beside a build take a minute; the contamination rule drops what the
-    // burst reached.
-    static int busy_in_a_row = 0;
-    if (b == 0) busy_in_a_row = 0;
-    const QuietWait w = wait_for_quiet_host(busy_in_a_row >= 2 ? 0.05 : 1.0);
-    busy_in_a_row = w.quiet ? 0 : busy_in_a_row + 1;
+    // Each wait may take up to a second while the worker has waited less than it has sampled
+    // (and for its first 3 s of waiting): a worker of a few pairs waits as long as a busy
+    // host needs, one of 64 one-step pairs beside a build does not spend a minute waiting (it
+    // looks once, one window, and the contamination rule drops what a burst reached).
+    static int64_t first_ns = 0;
+    static double waited = 0;
+    if (b == 0) first_ns = now, waited = 0;
+    const double sampled = double(now - first_ns) * 1e-9 - waited;
+    const QuietWait w = wait_for_quiet_host(waited < std::max(3.0, sampled) ? 1.0 : 0.05);
+    waited += w.seconds;
     waits["waited_pairs"] = waits.value("waited_pairs", 0) + 1;
     waits["quiet_wait_seconds"] = waits.value("quiet_wait_seconds", 0.0) + w.seconds;
     waits["busy_pairs"] = waits.value("busy_pairs", 0) + (w.quiet ? 0 : 1);
