@@ -126,7 +126,9 @@ expect_model_hash(${db} ${WORK}/tiny.py)
 # A model that never returns: the inspect has the experiment's deadline (timeout_s, 20 s here),
 # then its process group is killed and the message names the file and the step; no temporary
 # file is left in TMPDIR, neither then nor when tunebench itself is killed during the inspect.
-file(WRITE ${WORK}/hang.py "import os, torch\nclass Hang(torch.nn.Module):\n    def forward(self, x):\n        open('${WORK}/hang.pid', 'w').write(str(os.getpid()))\n        while True:\n            pass\n    def get_example_inputs(self):\n        return torch.ones(1, 3)\n")
+# It never returns without spinning (a busy loop is the same to the deadline, but would hold a
+# core for 20 s and leave a paired test running beside this one with every pair contaminated).
+file(WRITE ${WORK}/hang.py "import os, time, torch\nclass Hang(torch.nn.Module):\n    def forward(self, x):\n        open('${WORK}/hang.pid', 'w').write(str(os.getpid()))\n        while True:\n            time.sleep(1)\n    def get_example_inputs(self):\n        return torch.ones(1, 3)\n")
 file(WRITE ${WORK}/hang.json "{\"name\": \"hang\", \"experiments\": [{\"knob\": \"no_grad\", \"model\": \"python\", \"preset\": \"file\", \"mode\": \"infer\", \"batch\": 2, \"timeout_s\": 20, \"options\": {\"path\": \"${WORK}/hang.py\"}}]}")
 file(MAKE_DIRECTORY ${WORK}/tmp)
 file(REMOVE ${WORK}/hang.pid)
