@@ -10,6 +10,13 @@
 # Run by ctest: cmake -DTUNEBENCH=<binary> -DSOURCE=<source dir> -DWORK=<scratch> -DPART=… -P …
 set(TB_CWD ${WORK})
 include(${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake)
+
+# Overwrites the first `bytes` bytes of the last page of `table` in ${WORK}/`name` with 0xA5.
+function(overwrite_last_page name table bytes)
+  sql(${WORK}/${name} "SELECT (MAX(pageno) - 1) * 4096 FROM dbstat WHERE name = '${table}'" offset)
+  run_cmd(0 out ${WORK} sh -c
+          "head -c ${bytes} /dev/zero | tr '\\000' '\\245' | dd of=${name} bs=1 seek=${offset} conv=notrunc 2>/dev/null")
+endfunction()
 set(suite ${SOURCE}/tests/suites/mini.json)
 
 # A small database of `runs` runs of mini.json's no_grad experiment (4 trials each).
@@ -136,10 +143,7 @@ elseif(PART STREQUAL "damaged")
 
   # 16 bytes flipped at the start of a b-tree page: writing refused, the file unchanged.
   file(COPY_FILE ${db} ${WORK}/btree.sqlite)
-  sql(${WORK}/btree.sqlite "SELECT (MAX(pageno) - 1) * 4096 FROM dbstat WHERE name = 'samples'"
-      offset)
-  run_cmd(0 out ${WORK} sh -c
-          "printf '\\245\\245\\245\\245\\245\\245\\245\\245\\245\\245\\245\\245\\245\\245\\245\\245' | dd of=btree.sqlite bs=1 seek=${offset} conv=notrunc 2>/dev/null")
+  overwrite_last_page(btree.sqlite samples 16)
   file(SHA256 ${WORK}/btree.sqlite before)
   run_tb(2 out run --suite ${suite} --filter no_grad --db ${WORK}/btree.sqlite --quiet)
   expect("${WORK}/btree.sqlite is damaged: SQLite's quick_check says: " "${out}" "run refuses")
@@ -154,10 +158,7 @@ elseif(PART STREQUAL "damaged")
   # overwritten whole: every run whose pages can be read is copied whole, the run on the damaged
   # page is named; the damaged file stays unchanged.
   file(COPY_FILE ${db} ${WORK}/page.sqlite)
-  sql(${WORK}/page.sqlite "SELECT (MAX(pageno) - 1) * 4096 FROM dbstat WHERE name = 'trials'"
-      offset)
-  run_cmd(0 out ${WORK} sh -c
-          "head -c 4096 /dev/zero | tr '\\000' '\\245' | dd of=page.sqlite bs=1 seek=${offset} conv=notrunc 2>/dev/null")
+  overwrite_last_page(page.sqlite trials 4096)
   file(SHA256 ${WORK}/page.sqlite before)
   run_tb(2 out run --suite ${suite} --filter no_grad --db ${WORK}/page.sqlite --quiet)
   expect("copy its readable runs into a new file with `tunebench merge ${WORK}/page.sqlite --db NEW.sqlite`"
