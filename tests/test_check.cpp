@@ -185,6 +185,68 @@ TEST_F(CheckTest, CalibratedCheckPassesAaAndFlagsASlowdownAndAStep) {
   (void)third;
 }
 
+// Without a calibrated floor and without stage 2 a slowdown cannot be told from a slow night:
+// the check says "unknown" (exit 3), never "regression" (exit 1), and gives the commands that
+// settle it. The drift the baseline window shows between its runs is the floor then: a night 12 %
+// slower on a history that moves by ±8 % from run to run is within it, not even unknown.
+TEST_F(CheckTest, WithoutACalibratedFloorOrStageTwoASlowdownIsUnknownAndItsDriftCounts) {
+  for (int i = 0; i < 5; ++i) add_run("quiet", 1.0);
+  add_run("quiet", 1.3);  // 30 % slower on a history without drift
+  Options options;
+  auto report = check(*db_, options);
+  EXPECT_FALSE(report.calibrated);
+  EXPECT_FALSE(report.regressed());
+  EXPECT_TRUE(report.unknown());
+  EXPECT_TRUE(report.unconfirmed());
+  for (const auto& b : report.benchmarks) {
+    const bool slower = b.experiment == "gpt.infer";  // ResNet unchanged
+    EXPECT_EQ(b.judgement.status, slower ? "regression" : "unchanged") << b.experiment;
+    EXPECT_EQ(b.status, slower ? "unknown" : "unchanged") << b.experiment;
+    EXPECT_EQ(b.unconfirmed, slower);
+    EXPECT_EQ(b.flagged, slower);
+  }
+  const std::string text = printed(report, "table");
+  EXPECT_NE(text.find("UNKNOWN: slower than the baseline"), std::string::npos) << text;
+  EXPECT_NE(text.find("tunebench calibrate --suite SUITE_FILE --runs 5` (A/A runs of suite "
+                      "'nightly'"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("--confirm-with LAST_GOOD_BUILD"), std::string::npos) << text;
+  EXPECT_EQ(report.findings().size(), 0u);  // nothing stored as a regression
+  const json out = json::parse(printed(report, "json"));
+  EXPECT_FALSE(out.at("regressed").get<bool>());
+  EXPECT_TRUE(out.at("unconfirmed").get<bool>());
+  EXPECT_NE(printed(report, "junit")
+                .find("<error message=\"slower than the baseline, "
+                      "unconfirmed"),
+            std::string::npos)
+      << printed(report, "junit");
+  const std::string glance = reporters::glance_reporter(false).check(report);
+  EXPECT_NE(glance.find("unconfirmed: no calibrated noise floor"), std::string::npos) << glance;
+
+  // A calibrated floor decides alone: the same slowdown is a regression.
+  std::vector<std::string> aa;
+  for (int i = 0; i < 5; ++i) aa.push_back(add_run("calibrated", 1.0));
+  db_->store_noise_floors(aa.back(), calibrate(*db_, aa, {}, "2026-01-07T00:00:00Z"));
+  add_run("calibrated", 1.3);
+  report = check(*db_, options);
+  EXPECT_TRUE(report.regressed()) << printed(report, "table");
+  EXPECT_FALSE(report.unconfirmed());
+
+  // A drifting history: its own spread is the floor the night is set against.
+  for (double phase : {1.0, 1.1, 0.92, 1.08, 0.95}) add_run("drifting", 1.0, 1.0, phase);
+  add_run("drifting", 1.12);
+  report = check(*db_, options);
+  EXPECT_FALSE(report.unknown()) << printed(report, "table");
+  for (const auto& b : report.benchmarks) {
+    if (b.experiment != "gpt.infer") continue;
+    EXPECT_EQ(b.basis.source, "baseline window");
+    EXPECT_EQ(b.judgement.status, "unchanged") << printed(report, "table");
+    EXPECT_TRUE(std::isfinite(b.judgement.critical));
+    EXPECT_GT(b.judgement.critical, 1.12);
+  }
+}
+
 // A nightly's history and floors span tunebench's own commits (what the check looks for) but
 // not another LibTorch (a new history, unless --across-software).
 TEST_F(CheckTest, HistoryAndFloorsSpanHarnessCommitsButNotAnotherLibTorch) {

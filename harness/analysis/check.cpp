@@ -29,6 +29,14 @@ bool Report::unknown() const {
   return false;
 }
 
+bool Report::unconfirmed() const {
+  if (regressed()) return false;
+  for (const auto& b : benchmarks) {
+    if (b.status == "unknown" && b.unconfirmed) return true;
+  }
+  return false;
+}
+
 namespace {
 
 // Step changes in each benchmark's history of run medians (this run included) that start within
@@ -121,7 +129,10 @@ Baseline pool(const storage::Database& db, const std::vector<std::string>& uuids
 }
 
 // The history a benchmark is judged on and its noise: from the calibrated floor where there is
-// one (returned), else from the baseline window's spread of run medians (at least 3 runs).
+// one, else from the baseline window's spread of run medians (at least 3 runs); the floor the
+// judgement's test 2 uses is returned (basis.source says which), none with neither. The window's
+// spread is the drift this host showed between the runs compared with, so an uncalibrated check
+// still sets a slowdown against it, not against each run's own noise alone.
 std::optional<detect::Floor> choose_basis(
     BenchmarkCheck& b, const Key& key, Baseline& baseline, bool relative_possible,
     const std::map<Key, storage::Database::NoiseFloor>& floors) {
@@ -142,6 +153,9 @@ std::optional<detect::Floor> choose_basis(
     const bool use_relative = std::isfinite(relative) && relative < absolute;
     b.basis = {use_relative ? "relative" : "absolute", use_relative ? relative : absolute,
                use_relative ? absolute : relative, "baseline window"};
+    if (std::isfinite(b.basis.sigma_log)) {
+      return detect::Floor{b.basis.sigma_log, int(baseline.run_medians[key].size())};
+    }
   }
   return std::nullopt;
 }
@@ -171,23 +185,29 @@ BenchmarkCheck judge_benchmark(const Key& key, const RunGroups& current, Baselin
   const bool relative = b.basis.name == "relative";
   const stats::Groups& base = relative ? baseline.relative[key] : it->second;
   const stats::Groups& now = relative ? current.relative.at(key) : current.absolute.at(key);
+  const bool calibrated = b.basis.source == "calibration";
   b.judgement = detect::judge(base, now, b.baseline_runs, floor, detect_options);
-  if (floor) {
+  if (floor && !calibrated) {
+    b.judgement.why.push_back(
+        fmt::format("floor from the spread of the {} baseline runs", floor->runs));
+  }
+  if (calibrated) {
     b.min_detectable =
         detect::min_detectable(*floor, b.baseline_runs, detect_options.false_alarm, 0.8);
   }
   // Stage 1's flag: the calibrated floor, else the window's spread, else the threshold alone.
-  std::optional<detect::Floor> flag_floor = floor;
-  if (!flag_floor && std::isfinite(b.basis.sigma_log)) {
-    flag_floor = detect::Floor{b.basis.sigma_log, int(baseline.run_medians[key].size())};
-  }
-  b.flag_ratio =
-      detect::flag_ratio(flag_floor, b.baseline_runs, options.flag_level, options.threshold);
+  b.flag_ratio = detect::flag_ratio(floor, b.baseline_runs, options.flag_level, options.threshold);
   b.stage1_flagged = b.judgement.status == "regression" ||
-                     detect::flag(b.judgement.effect.ratio, flag_floor, b.baseline_runs,
+                     detect::flag(b.judgement.effect.ratio, floor, b.baseline_runs,
                                   options.flag_level, options.threshold);
   b.flagged = options.flag_all || b.stage1_flagged;
   b.status = b.judgement.status;
+  if (b.status == "regression" && !calibrated) {
+    // Until stage 2 confirms it (app/confirm.h replaces the status), a slowdown judged without a
+    // calibrated floor is one an alert cannot act on: exit 3, not 1.
+    b.status = "unknown";
+    b.unconfirmed = true;
+  }
   return b;
 }
 
@@ -206,6 +226,7 @@ Report check(const storage::Database& db, const Options& options) {
   report.false_alarm = options.false_alarm;
   const auto run = db.run(report.run_uuid);
   report.certification = run.certification;
+  report.suite_name = run.record.suite_name;
   report.baseline_uuids = baseline_runs(db, run, options.baseline, options.across_software);
   if (report.baseline_uuids.empty() && options.baseline.rfind("run:", 0) != 0) {
     // Not a regression and not bad input: the history of this machine starts here.

@@ -74,8 +74,16 @@ struct BenchmarkCheck {
   double flag_ratio = NAN;                   // the ratio beyond which stage 1 flags
   std::optional<Confirmation> confirmation;  // stage 2, when it ran
   // The verdict: stage 1's status without stage 2; with it, "unchanged" (not flagged),
-  // "regression", "no regression" (beyond the threshold) or "unknown".
+  // "regression", "no regression" (beyond the threshold) or "unknown". Stage 1 alone calls a
+  // regression only against a calibrated floor: without one, what its tests call slower is
+  // "unknown" and `unconfirmed` (the night-to-night drift of this host and software was never
+  // measured, so a slow night cannot be told from a slow build).
   std::string status;
+  bool unconfirmed = false;
+  // Why an unconfirmed benchmark is unknown, one clause for every format.
+  static constexpr const char* kUnconfirmed =
+      "slower than the baseline, unconfirmed: no calibrated noise floor for this host and "
+      "software and no stage 2";
 };
 
 struct StepChange {
@@ -113,7 +121,11 @@ struct Report {
   // controls. The check's findings stand either way; a run not certified says so first.
   std::string certification;
   bool regressed() const;
-  bool unknown() const;  // some benchmark's stage 2 could not decide, none regressed
+  // Some benchmark's stage 2 could not decide, or stage 1 found it slower without a calibrated
+  // floor and stage 2 did not run (unconfirmed); none regressed.
+  bool unknown() const;
+  bool unconfirmed() const;  // some benchmark is unknown because it is unconfirmed
+  std::string suite_name;    // the checked run's suite, for the command that settles it
   // What `regressions` stores: regressions, step changes and knobs that stopped helping.
   std::vector<storage::Database::Finding> findings() const;
 };

@@ -328,6 +328,7 @@ class GlanceReporter : public Reporter {
       if (b.status == "unchanged" && !b.judgement.why.empty() && b.judgement.effect.ratio > 1) {
         tail = b.judgement.why.front();
       }
+      if (b.unconfirmed) tail = check::BenchmarkCheck::kUnconfirmed;
       if (b.flagged) {
         tail += fmt::format("{}flagged for stage 2 (beyond {:.3f}x)", tail.empty() ? "" : "; ",
                             b.flag_ratio);

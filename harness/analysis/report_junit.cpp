@@ -44,10 +44,13 @@ std::string testcase(const check::BenchmarkCheck& b) {
                        ? "confirmed against the last-good build: " + b.confirmation->decision.why
                        : "slower than the baseline: " + stats::format_effect(b.judgement.effect)));
   } else if (b.status == "unknown") {
-    out += fmt::format("<error message=\"{}\"/>",
-                       xml_escape("flagged, and the A/B against the last-good build could not "
-                                  "decide: " +
-                                  b.confirmation->decision.why));
+    out += fmt::format(
+        "<error message=\"{}\"/>",
+        xml_escape(b.confirmation ? "flagged, and the A/B against the last-good build could not "
+                                    "decide: " +
+                                        b.confirmation->decision.why
+                                  : std::string(check::BenchmarkCheck::kUnconfirmed) + ": " +
+                                        stats::format_effect(b.judgement.effect)));
   } else if (b.judgement.status == "no baseline") {
     out += "<skipped message=\"no baseline\"/>";
   }

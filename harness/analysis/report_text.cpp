@@ -118,6 +118,7 @@ std::string TextReporter::check_rows(const check::Report& r) const {
       status += " (" + b.judgement.why.front() + ")";
     }
     if (b.confirmation) status += ": " + b.confirmation->decision.why;
+    if (b.unconfirmed) status += std::string(" (") + check::BenchmarkCheck::kUnconfirmed + ")";
     out += md_ ? fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_escape(b.experiment),
                              md_escape(b.arm), effect, basis, flag, floor,
                              format_percent(b.min_detectable), md_escape(status))
@@ -173,6 +174,16 @@ std::string check_verdict(const check::Report& r) {
     return r.confirmed ? "\nREGRESSION: confirmed by a paired A/B against the last-good build\n"
                        : "\nREGRESSION: at least one benchmark is slower than its baseline "
                          "beyond its noise and the threshold\n";
+  }
+  if (r.unconfirmed()) {
+    return fmt::format(
+        "\nUNKNOWN: slower than the baseline beyond each run's own noise and the threshold, but "
+        "unconfirmed: this host and software have no calibrated noise floor and stage 2 did not "
+        "run, so a slow night cannot be told from a slow build. Settle it with the same --db: "
+        "`tunebench calibrate --suite SUITE_FILE --runs 5` (A/A runs of suite '{}' on this host, "
+        "once per host and software; later checks then decide alone), or `tunebench check "
+        "--confirm-with LAST_GOOD_BUILD` (a paired A/B against the last build that was good)\n",
+        r.suite_name);
   }
   if (r.unknown()) {
     return "\nUNKNOWN: a flagged benchmark's A/B could not decide within its budget; run the "

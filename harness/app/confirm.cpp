@@ -167,6 +167,7 @@ void judge(const std::vector<check::BenchmarkCheck*>& flagged, const std::string
     }
     c.decision = detect::decide(c.ratio, c.lo, c.hi, report.threshold, looks.confidence);
     b->status = c.decision.status;
+    b->unconfirmed = false;
     b->confirmation = c;
   }
 }
