@@ -136,7 +136,11 @@ class PrecisionHooks : public ArmHooks {
     for (const auto& list : lists) {
       for (const auto& event : list) {
         if (event.kindStr() != "push") continue;  // each op is a push and a pop
-        if (std::strcmp(event.name(), "aten::convolution") == 0) ++conv_calls_;
+        // Every convolution passes through aten::_convolution, which picks the backend; an eager
+        // module enters it from aten::convolution, a traced TorchScript graph calls it directly
+        // (LibTorch 1.13 records no aten::convolution there, only _convolution and the backend's
+        // op). Counting _convolution counts both.
+        if (std::strcmp(event.name(), "aten::_convolution") == 0) ++conv_calls_;
         if (std::strcmp(event.name(), "aten::mkldnn_convolution") == 0) ++onednn_conv_calls_;
       }
     }
