@@ -98,3 +98,36 @@ set(want "compile.gpt-tiny-train:off:ok:python;compile.gpt-tiny-train:on:ok:pyth
 if(NOT arms STREQUAL want)
   message(FATAL_ERROR "expected every arm ok on its frontend:\n  ${want}\ngot\n  ${arms}\n${out}")
 endif()
+
+# A compile that outlasts its trial: the worker's deadline (what is left of timeout_s) kills the
+# compile's process group and the trial fails with one message that names the step; no half
+# package is cached and no request folder is left in TMPDIR. (Batch 3: a package no other test
+# compiled, so the compile really starts.)
+file(WRITE ${WORK}/deadline.json "{
+  \"name\": \"compile-deadline-test\",
+  \"defaults\": {\"warmup\": 1, \"samples\": 2, \"iterations\": 1, \"batch\": 3, \"timeout_s\": 8,
+               \"settings\": {\"omp_threads\": 2}},
+  \"experiments\": [
+    {\"knob\": \"compile\", \"model\": \"gpt\", \"preset\": \"tiny\", \"mode\": \"infer\",
+     \"design\": \"processes\", \"processes\": 1}
+  ]
+}
+")
+file(MAKE_DIRECTORY ${WORK}/tmp)
+set(ENV{TMPDIR} ${WORK}/tmp)
+run_tb(1 out run --suite ${WORK}/deadline.json --db ${WORK}/deadline.sqlite)
+unset(ENV{TMPDIR})
+execute_process(COMMAND sqlite3 ${WORK}/deadline.sqlite
+  "SELECT error FROM trials WHERE arm = 'on'" OUTPUT_VARIABLE error OUTPUT_STRIP_TRAILING_WHITESPACE)
+expect("compile: AOTInductor's compile of gpt default (models/python/aoti_compile.py) did not return within" "${error}"
+       "a compile past its deadline")
+file(GLOB left ${WORK}/tmp/tunebench-aoti-*)
+if(left)
+  message(FATAL_ERROR "a compile killed at its deadline left ${left}")
+endif()
+file(GLOB half ${CACHE}/gpt-default-*)
+foreach(p IN LISTS half)
+  if(NOT EXISTS ${p}/model.pt2 OR NOT EXISTS ${p}/meta.json)
+    message(FATAL_ERROR "half a package left in the cache: ${p}")
+  endif()
+endforeach()

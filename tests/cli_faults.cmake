@@ -39,4 +39,40 @@ foreach(reason "killed by signal 11 (Segmentation fault)" "killed by signal 6 (A
     message(FATAL_ERROR "show lacks the reason '${reason}':\n${shown}")
   endif()
 endforeach()
+
+# A report renderer that never returns (here a stand-in Python that sleeps, with a child of its
+# own) is stopped at --timeout with everything it started, and said: exit 1, not a hang.
+file(WRITE ${WORK}/hang-python "#!/bin/sh\nsleep 300 &\necho $$ $! > ${WORK}/hang-pids\nwait\n")
+file(CHMOD ${WORK}/hang-python PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+string(TIMESTAMP before "%s")
+execute_process(COMMAND ${CMAKE_COMMAND} -E env TUNEBENCH_PYTHON=${WORK}/hang-python
+                        ${TUNEBENCH} report --db ${db} --out ${WORK}/report --timeout 2
+                WORKING_DIRECTORY ${SOURCE} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                TIMEOUT 60)
+string(TIMESTAMP after "%s")
+math(EXPR took "${after} - ${before}")
+if(NOT rc EQUAL 1 OR NOT err MATCHES "renderer \\(reports/render.py\\) did not return within 2 s")
+  message(FATAL_ERROR "a hanging renderer: expected exit 1 and the deadline's message, got ${rc}:\n${err}")
+endif()
+if(took GREATER 30)
+  message(FATAL_ERROR "a hanging renderer held the report for ${took} s past its 2-s --timeout")
+endif()
+file(READ ${WORK}/hang-pids pids)
+string(STRIP "${pids}" pids)
+string(REPLACE " " ";" pids "${pids}")
+# Gone within a few seconds (a killed child whose parent is gone is a zombie until reaped: it
+# counts as gone).
+foreach(pid IN LISTS pids)
+  foreach(try RANGE 50)
+    execute_process(COMMAND ps -o stat= -p ${pid} OUTPUT_VARIABLE stat
+                    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(stat STREQUAL "" OR stat MATCHES "^Z")
+      break()
+    endif()
+    execute_process(COMMAND sleep 0.1)
+  endforeach()
+  if(NOT stat STREQUAL "" AND NOT stat MATCHES "^Z")
+    message(FATAL_ERROR "the renderer's process ${pid} (${stat}) outlived its deadline")
+  endif()
+endforeach()
 file(REMOVE_RECURSE ${WORK})

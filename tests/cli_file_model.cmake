@@ -29,9 +29,13 @@ if(EXISTS ${db})
   message(FATAL_ERROR "--dry-run wrote the database")
 endif()
 
+# onednn too: a traced graph calls aten::_convolution directly, which its evidence must count
+# (counting aten::convolution alone made every onednn trial invalid on LibTorch 1.13).
 run_tb(0 out run --model ${WORK}/conv.pt --input 3x8x8:float32 --batch 4 --db ${db}
-       --filter "^(no_grad|channels_last)[.]")
-expect("completed: 16 trials, 0 failed, 0 invalid" "${out}" "the run")
+       --filter "^(no_grad|channels_last|onednn)[.]")
+expect("completed: 24 trials, 0 failed, 0 invalid" "${out}" "the run")
+expect_sql(${db} "SELECT COUNT(*) FROM trials WHERE experiment LIKE 'onednn.%' AND arm = 'on' AND json_extract(evidence, '$.conv_calls') >= json_extract(evidence, '$.onednn_conv_calls') AND json_extract(evidence, '$.onednn_conv_calls') > 0"
+           "4" "every onednn ON trial counted its convolutions and ran some in oneDNN")
 expect_model_hash(${db} ${WORK}/conv.pt)
 
 # Bad input: one message each, exit 2, nothing written.

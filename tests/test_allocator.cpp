@@ -410,5 +410,14 @@ TEST(Sizing, OneStepBlocksFillWorkerSecondsWithOneSampleOfEachArmATurn) {
   }
 }
 
+TEST(Allocator, FittedWorkersKeepTheShareThatFitsButNoFewerThanTheFloorOrThanRan) {
+  EXPECT_EQ(allocation::fitted_workers(16, 2, 0.5), 8);
+  EXPECT_EQ(allocation::fitted_workers(16, 2, 0.01), allocation::kFitPlanFloor);
+  EXPECT_EQ(allocation::fitted_workers(16, 6, 0.01), 6);  // what ran stays
+  EXPECT_EQ(allocation::fitted_workers(3, 0, 0.0), 3);    // fewer than the floor planned
+  EXPECT_EQ(allocation::fitted_workers(16, 0, 2.0), 16);  // never more than planned
+  EXPECT_EQ(allocation::fitted_workers(16, 0, -1.0), allocation::kFitPlanFloor);
+}
+
 }  // namespace
 }  // namespace tunebench::orchestrator::allocation

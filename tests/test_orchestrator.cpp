@@ -21,6 +21,7 @@
 #include "analysis/analysis.h"
 #include "analysis/detect.h"
 #include "analysis/effects.h"
+#include "run/allocator.h"
 #include "run/launch_paths.h"
 #include "run/leftovers.h"
 #include "run/orchestrator.h"
@@ -189,7 +190,10 @@ TEST(Spawn, ALaunchFolderOfAKilledRunIsRemovedByTheNext) {
   const fs::path other = dir / "tunebench-exe-cccccc";
   const fs::path dead_trial = dir / fmt::format("tunebench-trial-{:07}-dddddd", child);
   const fs::path alive_trial = dir / fmt::format("tunebench-trial-{:07}-eeeeee", getpid());
-  for (const auto& d : {dead, alive, other, dead_trial, alive_trial}) {
+  // A killed worker's compile request; a failed compile's, kept for its log.
+  const fs::path dead_compile = dir / fmt::format("tunebench-aoti-{:07}-ffffff", child);
+  const fs::path kept_compile = dir / fmt::format("tunebench-aoti-{:07}-gggggg-kept", child);
+  for (const auto& d : {dead, alive, other, dead_trial, alive_trial, dead_compile, kept_compile}) {
     fs::create_directories(d);
     std::ofstream(d / "000000") << "x";
   }
@@ -202,7 +206,7 @@ TEST(Spawn, ALaunchFolderOfAKilledRunIsRemovedByTheNext) {
   {
     // The folders' half only: the workers' half would stop other tests' stand-in orphans.
     const std::vector<std::string> said = remove_dead_runs_folders(dir);
-    EXPECT_EQ(said.size(), 2u) << fmt::format("{}", fmt::join(said, "\n"));
+    EXPECT_EQ(said.size(), 3u) << fmt::format("{}", fmt::join(said, "\n"));
     LaunchPaths links;
     const std::string link = links.path_for(build.string());
     EXPECT_EQ(fs::path(link).parent_path().parent_path(), dir);
@@ -212,6 +216,8 @@ TEST(Spawn, ALaunchFolderOfAKilledRunIsRemovedByTheNext) {
     EXPECT_TRUE(fs::exists(alive)) << "a live run's folder";
     EXPECT_TRUE(fs::exists(alive_trial)) << "a live run's trial folder";
     EXPECT_TRUE(fs::exists(other)) << "not a launch folder of this form";
+    EXPECT_FALSE(fs::exists(dead_compile)) << "a killed worker's compile request";
+    EXPECT_TRUE(fs::exists(kept_compile)) << "a failed compile's folder, kept for its log";
   }
   if (before) {
     setenv("TMPDIR", kept.c_str(), 1);
@@ -632,6 +638,33 @@ TEST(Run, TheControlsRunFirstAndKeepTheirBudgetWhenTheRunsBudgetIsSpent) {
   std::filesystem::remove_all(dir);
 }
 
+// --fit-plan bounds the plan by the budget: with the budget spent before anything runs, the
+// planned trials foreseen beyond it are cut to kFitPlanFloor workers of each experiment (of the 8
+// planned), the control keeps its own, and the cut is said and stored for --resume.
+TEST(Run, FitPlanCutsThePlannedWorkersToWhatTheBudgetHolds) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunebench-fit-plan-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "fit_plan");
+  options.budget_s = 1e-9;
+  options.fit_plan = true;
+  ASSERT_EQ(orchestrator::run(options), 0);
+  storage::Database db(options.db_path);
+  const std::string uuid = *db.latest_run_uuid();
+  EXPECT_EQ(checked_workers(db.trials(uuid, "aa.no_grad.resnet50-tiny-infer")), 3);
+  EXPECT_EQ(checked_workers(db.trials(uuid, "no_grad.resnet50-tiny-infer")),
+            allocation::kFitPlanFloor);
+  EXPECT_EQ(checked_workers(db.trials(uuid, "zero_grad_none.resnet50-tiny-train")),
+            allocation::kFitPlanFloor);
+  const auto sampling = db.run(uuid).sampling;
+  EXPECT_TRUE(sampling.value("fit_plan", false)) << sampling;
+  EXPECT_EQ(sampling["plan_fit"]["no_grad.resnet50-tiny-infer"], allocation::kFitPlanFloor)
+      << sampling;
+  EXPECT_EQ(sampling["plan_fit"]["zero_grad_none.resnet50-tiny-train"], allocation::kFitPlanFloor)
+      << sampling;
+  EXPECT_FALSE(sampling["plan_fit"].contains("aa.no_grad.resnet50-tiny-infer"));
+  std::filesystem::remove_all(dir);
+}
+
 // A run's budget is a promise that survives --resume: a run started with a budget already spent
 // and then cut short (its experiment's last planned worker lost) resumes without --budget, keeps
 // the stored budget and the time it had spent, runs the missing worker and adds none (before,
@@ -686,6 +719,52 @@ TEST(Run, AResumedRunKeepsItsBudgetAndWhatItHadSpent) {
   // The experiment's spending goes on from what it had (its lost worker's seconds counted once
   // more: it ran twice).
   EXPECT_GT(sampling["seconds"][experiment].get<double>(), experiment_spent);
+  std::filesystem::remove_all(dir);
+}
+
+// A finished run given more budget samples its open verdicts on: the run whose budget was spent
+// before anything ran kept the experiment at its 3 planned workers; resumed with --budget beyond
+// what it had taken, the time goes to that verdict (a ±0.1 % target no tiny interval reaches)
+// up to its max_workers of 5, the control gets none, and the run stores its new budget and one
+// stop per experiment. Resumed without a larger budget, nothing runs. (tune samples an open
+// ladder step on this way.)
+TEST(Run, AFinishedRunGivenALargerBudgetSamplesItsOpenVerdictsOn) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunebench-sample-on-" + std::to_string(getpid()));
+  RunOptions options = quiet_run(dir, "budget_controls");
+  options.budget_s = 1e-9;
+  ASSERT_EQ(orchestrator::run(options), 0);
+  const std::string experiment = "no_grad.resnet50-tiny-infer";
+  const std::string control = "aa.no_grad.resnet50-tiny-infer";
+  std::string uuid;
+  {
+    storage::Database db(options.db_path);
+    uuid = *db.latest_run_uuid();
+    ASSERT_EQ(checked_workers(db.trials(uuid, experiment)), 3);
+  }
+  RunOptions resume;
+  resume.resume = uuid.substr(0, 8);
+  resume.db_path = options.db_path;
+  resume.quiet = true;
+  resume.worker_executable = options.worker_executable;
+  ASSERT_EQ(orchestrator::run(resume), 0);  // no budget given: nothing to resume
+  {
+    storage::Database db(options.db_path);
+    EXPECT_EQ(checked_workers(db.trials(uuid, experiment)), 3);
+  }
+  resume.budget_s = 600;
+  ASSERT_EQ(orchestrator::run(resume), 0);
+  storage::Database db(options.db_path);
+  EXPECT_EQ(db.run(uuid).status, "completed");
+  EXPECT_EQ(checked_workers(db.trials(uuid, experiment)), 5);
+  EXPECT_EQ(checked_workers(db.trials(uuid, control)), 5);
+  const auto sampling = db.run(uuid).sampling;
+  EXPECT_DOUBLE_EQ(sampling["budget_s"].get<double>(), 600);
+  EXPECT_EQ(sampling["workers_added"].get<int>(), 2 + 2) << sampling;  // the control's, then these
+  std::map<std::string, int> stops;
+  for (const auto& stop : sampling["paired"]) ++stops[stop["experiment"].get<std::string>()];
+  EXPECT_EQ(stops[experiment], 1) << sampling["paired"];
+  EXPECT_EQ(stops[control], 1) << sampling["paired"];
   std::filesystem::remove_all(dir);
 }
 

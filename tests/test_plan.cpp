@@ -435,5 +435,31 @@ TEST(Tune, ASpeedUpAgainstAnArmNobodyRunsIsLeftOutWithItsReason) {
       << left_out[0].why;
 }
 
+// A ladder step is kept when it helps, dropped when shown not to (hurts, or no effect beyond
+// ±2 %), and sampled on while undecided and the ladder holds another round; only an undecided
+// step whose round no longer fits is left out, as undecided.
+TEST(Tune, AnUndecidedLadderStepIsSampledOnNotDropped) {
+  using orchestrator::StepCall;
+  auto effect = [](stats::Verdict v) {
+    stats::Effect e{};
+    e.ratio = 0.9;
+    e.lo = 0.7;
+    e.hi = 1.1;
+    e.verdict = v;
+    return e;
+  };
+  EXPECT_EQ(orchestrator::step_call(effect(stats::Verdict::helps), 100, 30), StepCall::keep);
+  EXPECT_EQ(orchestrator::step_call(effect(stats::Verdict::hurts), 100, 30), StepCall::drop);
+  EXPECT_EQ(orchestrator::step_call(effect(stats::Verdict::equivalent), 100, 30), StepCall::drop);
+  for (auto open : {stats::Verdict::not_precise, stats::Verdict::no_effect,
+                    stats::Verdict::inconclusive, stats::Verdict::insufficient}) {
+    EXPECT_EQ(orchestrator::step_call(effect(open), 100, 30), StepCall::sample_on);
+    EXPECT_EQ(orchestrator::step_call(effect(open), 29, 30), StepCall::undecided);
+  }
+  // Kept or dropped whatever the time left.
+  EXPECT_EQ(orchestrator::step_call(effect(stats::Verdict::helps), 0, 30), StepCall::keep);
+  EXPECT_EQ(orchestrator::step_call(effect(stats::Verdict::equivalent), 0, 30), StepCall::drop);
+}
+
 }  // namespace
 }  // namespace tunebench::plan

@@ -112,6 +112,11 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
                   "±2%; kept with the run, so --resume goes on with it. Default: no run budget, "
                   "each experiment samples on within its own budget_s and max_workers")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--fit-plan", o->fit_plan,
+                "with --budget: when the planned trials, at the pace their first tenth shows, "
+                "would end beyond the budget, run fewer planned workers of each experiment (at "
+                "least 4 each) so that they end within it; said, stored and kept by --resume. "
+                "Without it every planned trial runs whatever the budget, and that is said");
   cmd->add_option("--wait-quiet", o->wait_quiet_s,
                   "seconds: before the run starts, wait up to this long until the host is quiet "
                   "(some task waited for a CPU under 10% of the last 10 s, /proc/pressure/cpu), "
@@ -180,9 +185,13 @@ Subcommand add_tune(CLI::App& app, const std::string& command_line) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--budget", o->budget_s,
                   "seconds for the whole of it: each stage samples on towards ±2 % within its "
-                  "share; the planned workers of each stage run whatever the budget")
+                  "share; the planned workers of each stage run whatever the budget, unless "
+                  "--fit-plan")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--fit-plan", o->run.fit_plan,
+                "run fewer planned workers in a stage whose planned trials would end beyond its "
+                "share of the budget (at least 4 each; as run --fit-plan)");
   add_db(cmd, o->run.db_path);
   cmd->add_flag("-q,--quiet", o->run.quiet, "print the recommendation and errors only");
   return {cmd, [o] { return tune_command(*o); }};
@@ -282,7 +291,9 @@ Subcommand add_check(CLI::App& app, const std::string& command_line) {
       "absolute and reference-relative histories, and flags leniently; stage 2 (--confirm-with) "
       "measures every flagged benchmark again the same night as a paired A/B of the last-good "
       "build against this one and decides: regression, no regression beyond the threshold, or "
-      "unknown. Exit 0 no regression, 1 regression, 2 usage or data error, 3 unknown");
+      "unknown. Without a calibrated noise floor (tunebench calibrate) and without stage 2, a "
+      "slowdown is unknown (unconfirmed), never a regression: a slow night cannot be told from "
+      "a slow build. Exit 0 no regression, 1 regression, 2 usage or data error, 3 unknown");
   add_db(cmd, o->db);
   cmd->add_option("--run", o->check.run, "run uuid (or a unique prefix) or 'latest'")
       ->capture_default_str();
@@ -424,6 +435,11 @@ Subcommand add_report(CLI::App& app) {
       "Render the HTML report, Markdown summary and PNGs from the database (reports/render.py)");
   add_db(cmd, o->db);
   cmd->add_option("--out", o->out, "output folder")->capture_default_str();
+  cmd->add_option("--timeout", o->timeout_s,
+                  "seconds the renderer (reports/render.py) may take; after them it is stopped "
+                  "with every process it started, and that is said")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--run", o->run, "run uuid (or a unique prefix) or 'latest'")
       ->capture_default_str();
   cmd->add_option("--hosts", o->hosts,

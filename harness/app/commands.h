@@ -134,6 +134,7 @@ struct ReportOptions {
   std::string run = "latest";
   std::string prices;  // JSON object of hostname to price per hour
   std::vector<std::string> hosts;
+  double timeout_s = 600;  // the renderer's deadline; its process group is killed after it
 };
 int report_command(const ReportOptions& options);
 

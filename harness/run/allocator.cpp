@@ -215,4 +215,9 @@ std::string width_stop(bool settled, double budget_s, double spent, int workers,
   return "";
 }
 
+int fitted_workers(int planned, int started, double fraction) {
+  const int share = int(std::ceil(std::clamp(fraction, 0.0, 1.0) * planned));
+  return std::min(planned, std::max({share, std::min(planned, kFitPlanFloor), started}));
+}
+
 }  // namespace tunebench::orchestrator::allocation

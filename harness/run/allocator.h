@@ -122,4 +122,12 @@ Decision decide(const std::vector<Standing>& standings, const std::vector<bool>&
 // seconds its workers have taken (of this sampling); `budget_s`, `max_workers`: its own.
 std::string width_stop(bool settled, double budget_s, double spent, int workers, int max_workers);
 
+// A plan bounded by the budget (run --fit-plan): once the planned trials' pace is known and the
+// rest of them would end beyond the budget, each experiment not yet finished keeps the share of
+// its planned workers that fits, `fraction` = the seconds left / the seconds the rest would take,
+// but never fewer than kFitPlanFloor (a between-worker spread needs a few workers) or than it
+// has already run, and never more than it planned.
+inline constexpr int kFitPlanFloor = 4;
+int fitted_workers(int planned, int started, double fraction);
+
 }  // namespace tunebench::orchestrator::allocation

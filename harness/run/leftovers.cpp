@@ -53,9 +53,10 @@ std::vector<std::string> stop_orphaned_workers() {
 
 namespace {
 
-// tunebench-exe-PPPPPPP-XXXXXX or tunebench-trial-PPPPPPP-XXXXXX whose PPPPPPP is no process.
+// tunebench-exe-PPPPPPP-XXXXXX, tunebench-trial-PPPPPPP-XXXXXX or tunebench-aoti-PPPPPPP-XXXXXX
+// (a worker's compile request, worker/actions/compile.cpp) whose PPPPPPP is no process.
 bool of_a_dead_run(const std::string& name) {
-  for (const std::string prefix : {"tunebench-exe-", "tunebench-trial-"}) {
+  for (const std::string prefix : {"tunebench-exe-", "tunebench-trial-", "tunebench-aoti-"}) {
     if (name.rfind(prefix, 0) != 0 || name.size() != prefix.size() + 14) continue;
     int pid = 0;
     char rest[8] = {};

@@ -6,7 +6,8 @@
 //     their process group) and waited for, and said;
 //   - its temporary folders in TMPDIR: the launch links (tunebench-exe-PID-XXXXXX,
 //     run/launch_paths.h) and trial rendezvous folders (tunebench-trial-PID-XXXXXX,
-//     core/multiproc.h), the PID in each name its orchestrator's: removed once that is gone.
+//     core/multiproc.h), the PID in each name its orchestrator's, and workers' compile requests
+//     (tunebench-aoti-PID-XXXXXX, the PID the worker's): removed once that PID is gone.
 #include <filesystem>
 #include <string>
 #include <vector>

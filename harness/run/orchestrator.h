@@ -35,6 +35,10 @@ struct RunOptions {
   // most (run/allocator.h), their own budget_s aside; the controls keep their budget_s whatever
   // is left (run/run_loop.h).
   double budget_s = 0;
+  // With a run budget: when the planned trials, at the pace their first tenth shows, would end
+  // beyond it, run fewer planned workers of each experiment (allocation::fitted_workers) so that
+  // they fit; kept with the run for --resume. Off: every planned worker runs, and it is said.
+  bool fit_plan = false;
   // A run that has taken at least this many seconds once its planned trials and sampling are
   // done runs its controls once more at the end, sampling on as at the start (run/run_loop.h),
   // so that their intervals, and the run's certification, cover its whole length and not only

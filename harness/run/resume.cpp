@@ -85,9 +85,40 @@ int resume(const RunOptions& options) {
     t.run_uuid = uuid;
     if (!done.count(t.sequence)) missing.push_back(t);
   }
-  if (missing.empty() && stored.status != "running" && stored.status != "interrupted") {
-    if (!options.quiet) std::cerr << "nothing to resume: the run is " << stored.status << "\n";
+  // A finished run given a budget beyond what it has taken samples its open verdicts on.
+  const double spent_s = stored.sampling.is_object() ? stored.sampling.value("elapsed_s", 0.0) : 0;
+  const bool more_budget = options.budget_s > spent_s;
+  if (missing.empty() && stored.status != "running" && stored.status != "interrupted" &&
+      !more_budget) {
+    if (!options.quiet) {
+      std::cerr << fmt::format(
+          "nothing to resume: the run is {}; a --budget above the {:.0f}s it has taken samples "
+          "its open verdicts on\n",
+          stored.status, spent_s);
+    }
     return stored.status == "completed" ? 0 : 1;
+  }
+  // The experiments whose planned trials are all stored: their last planned worker, for the
+  // budget's sampling and the controls at the end (RunLoop::carry_on).
+  std::set<std::string> unfinished;
+  for (const auto& t : missing) unfinished.insert(t.experiment);
+  std::map<std::string, std::pair<TrialSpec, TrialSpec>> last_planned;
+  for (size_t i = 0; i + 1 < all.size(); ++i) {
+    const TrialSpec &off = all[i], &on = all[i + 1];
+    if (!off.pairing.paired() || off.arm != "off" || on.arm != "on" ||
+        on.experiment != off.experiment || on.process_index != off.process_index ||
+        unfinished.count(off.experiment)) {
+      continue;
+    }
+    auto [it, added] = last_planned.try_emplace(off.experiment, off, on);
+    if (!added && it->second.first.process_index < off.process_index) it->second = {off, on};
+  }
+  std::vector<std::pair<TrialSpec, TrialSpec>> finished;
+  for (const auto& t : all) {  // in the plan's order
+    auto it = last_planned.find(t.experiment);
+    if (it == last_planned.end()) continue;
+    finished.push_back(it->second);
+    last_planned.erase(it);
   }
   // Who runs it now; refused while its orchestrator is alive here (two would write one run).
   // The host as it is now, after leftovers were cleared, is stored beside the start's.
@@ -127,6 +158,19 @@ int resume(const RunOptions& options) {
     if (options.budget_s <= 0) resumed.budget_s = stored_budget;
     if (was.contains("controls_again_after_s") && was["controls_again_after_s"].is_number())
       resumed.controls_again_after_s = was["controls_again_after_s"];
+    resumed.fit_plan = options.fit_plan || was.value("fit_plan", false);
+    // The planned workers --fit-plan left out stay out.
+    if (was.contains("plan_fit") && was["plan_fit"].is_object()) {
+      const json& fit = was["plan_fit"];
+      const auto cut = std::remove_if(missing.begin(), missing.end(), [&](const TrialSpec& t) {
+        return fit.contains(t.experiment) && t.process_index >= fit[t.experiment].get<int>();
+      });
+      if (!options.quiet && cut != missing.end()) {
+        std::cerr << fmt::format("{} of them left out: --fit-plan cut the plan to its budget\n",
+                                 missing.end() - cut);
+      }
+      missing.erase(cut, missing.end());
+    }
     if (!options.quiet && (stored_budget > 0 || options.budget_s > 0)) {
       std::cerr << fmt::format(
           "the run's budget: {}; {:.0f}s of it spent before{}\n",
@@ -139,6 +183,7 @@ int resume(const RunOptions& options) {
   }
   RunLoop loop(*db, uuid, resumed, caps.gpus, guard_reference, failed, invalid,
                sampling_of(resumed_plan));
+  loop.carry_on(finished);
   return execute_or_interrupt(loop, *db, uuid, missing, resumed);
 }
 

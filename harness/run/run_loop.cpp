@@ -78,6 +78,8 @@ void RunLoop::restore() {
     spent_before_ = was.value("elapsed_s", 0.0);
     added_ = was.value("workers_added", 0);
     if (was.contains("sized") && was["sized"].is_object()) sized_ = was["sized"];
+    if (was.contains("plan_fit") && was["plan_fit"].is_object()) plan_fit_ = was["plan_fit"];
+    if (was.contains("paired") && was["paired"].is_array()) stops_ = was["paired"];
     if (was.contains("seconds") && was["seconds"].is_object()) {
       for (const auto& [experiment, s] : was["seconds"].items())
         experiment_seconds_[experiment] = s.get<double>();
@@ -276,7 +278,28 @@ RunLoop::Now RunLoop::now(const TrialSpec& off, const stats::paired::Options& ta
   return at;
 }
 
+void RunLoop::carry_on(const std::vector<std::pair<TrialSpec, TrialSpec>>& finished) {
+  for (const auto& [off, on] : finished) {
+    const auto rules = sampling_.find(off.experiment);
+    if (rules == sampling_.end()) continue;
+    std::vector<TrialSpec> unit{off, on};
+    size_unit(unit);
+    if (rules->second.control) {
+      controls_.emplace_back(unit[0], unit[1]);
+    } else if (options_.budget_s > 0 && rules->second.decide <= 0) {
+      waiting_.emplace_back(unit[0], unit[1]);
+    }
+  }
+}
+
 void RunLoop::note_stop(const std::string& experiment, const Now& at, const std::string& stop) {
+  // An experiment sampled on again (a resumed run given more budget) keeps its latest stop only.
+  for (auto it = stops_.begin(); it != stops_.end(); ++it) {
+    if ((*it)["experiment"] == experiment) {
+      stops_.erase(it);
+      break;
+    }
+  }
   stops_.push_back({{"experiment", experiment},
                     {"workers", at.workers},
                     {"seconds", std::round(at.seconds * 10) / 10},
@@ -401,9 +424,11 @@ bool RunLoop::spend_budget() {
       s.most_workers = limits.max_workers;
       s.settles_from = detect::settles_from(std::nullopt, off.pairing.resident);
       s.seconds = at.seconds;
+      // Without an interval (every pair dropped as contaminated, too few workers) nothing is
+      // decided: no estimate, no spread (a ratio of 1 assumed here once read as "no effect").
       s.half_width = at.has_interval ? at.effect.half_width : NAN;
-      s.log_sd = at.effect.between_worker_sd;
-      s.log_ratio = at.has_interval ? std::log(at.effect.ratio) : 0;
+      s.log_sd = at.has_interval ? at.effect.between_worker_sd : NAN;
+      s.log_ratio = at.has_interval ? std::log(at.effect.ratio) : NAN;
       s.target = limits.target;
       s.equivalence = target.equivalence;
       s.confidence = limits.confidence;
@@ -520,6 +545,8 @@ nlohmann::json RunLoop::sampling_record() const {
       {"elapsed_s", std::round(elapsed() * 10) / 10},
       {"planned_expected_s",
        planned_expected_s_ > 0 ? nlohmann::json(planned_expected_s_) : nlohmann::json()},
+      {"fit_plan", options_.fit_plan},
+      {"plan_fit", plan_fit_},
       {"resumed_after_s", spent_before_ > 0 ? nlohmann::json(spent_before_) : nlohmann::json()},
       {"workers_added", added_},
       {"paired", stops_},
@@ -548,8 +575,9 @@ void RunLoop::store_sampling(bool final) {
   }
 }
 
-void RunLoop::foresee_plan(size_t done, size_t planned) {
+void RunLoop::foresee_plan(size_t done, std::vector<TrialSpec>& trials) {
   if (foreseen_ || options_.budget_s <= 0 || first_planned_.trial < 0) return;
+  const size_t planned = trials.size();
   const double ran = double(done) - first_planned_.trial;
   const double took = elapsed() - first_planned_.at;
   // Once a tenth of the rest has run (at least 4 trials), its pace says what the rest will take.
@@ -557,17 +585,58 @@ void RunLoop::foresee_plan(size_t done, size_t planned) {
   foreseen_ = true;
   const double expected = elapsed() + took / ran * double(planned - done);
   planned_expected_s_ = std::round(expected);
-  if (expected > options_.budget_s) {
-    say(fmt::format(
-        "the planned trials will take about {} at this pace ({} of {} in {}), beyond the run's "
-        "budget of {:g}s: every planned trial runs whatever the budget, and nothing is left for "
-        "the open verdicts (a suite with fewer workers, or a larger --budget, leaves some)",
-        duration(expected), size_t(ran), planned - size_t(first_planned_.trial), duration(took),
-        options_.budget_s));
+  if (expected <= options_.budget_s) return;
+  const std::string pace = fmt::format(
+      "the planned trials will take about {} at this pace ({} of {} in {}), beyond the "
+      "run's budget of {:g}s",
+      duration(expected), size_t(ran), planned - size_t(first_planned_.trial), duration(took),
+      options_.budget_s);
+  if (options_.fit_plan) {
+    say(pace + ": --fit-plan runs fewer planned workers");
+    fit_plan(done, trials, expected);
+    return;
   }
+  say(pace +
+      ": every planned trial runs whatever the budget, and nothing is left for the open "
+      "verdicts (--fit-plan runs fewer planned workers; a larger --budget leaves some)");
 }
 
-int RunLoop::execute(const std::vector<TrialSpec>& trials) {
+void RunLoop::fit_plan(size_t done, std::vector<TrialSpec>& trials, double expected) {
+  double reserve = 0;  // the controls run again at the end
+  for (const auto& [off, on] : controls_) reserve += experiment_seconds_[off.experiment];
+  const double fraction =
+      (options_.budget_s - elapsed() - reserve) / std::max(expected - elapsed(), 1e-9);
+  std::map<std::string, int> planned, started;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const auto& t = trials[i];
+    const auto rules = sampling_.find(t.experiment);
+    if (rules != sampling_.end() && rules->second.control) continue;
+    planned[t.experiment] = std::max(planned[t.experiment], t.process_index + 1);
+    if (i < done) started[t.experiment] = std::max(started[t.experiment], t.process_index + 1);
+  }
+  std::string cut;
+  for (const auto& [experiment, workers] : planned) {
+    const int keep = allocation::fitted_workers(
+        workers, started.count(experiment) ? started[experiment] : 0, fraction);
+    if (keep >= workers) continue;
+    plan_fit_[experiment] = keep;
+    cut += fmt::format("{}{} {} of {}", cut.empty() ? "" : ", ", experiment, keep, workers);
+  }
+  const auto end = std::remove_if(trials.begin() + long(done), trials.end(), [&](const auto& t) {
+    return plan_fit_.contains(t.experiment) && t.process_index >= plan_fit_[t.experiment];
+  });
+  const size_t removed = size_t(trials.end() - end);
+  trials.erase(end, trials.end());
+  say(
+      fmt::format("--fit-plan: {} planned trials left out so that the plan fits the budget ({:.0f} "
+                  "% of the rest fits; every experiment keeps at least {} workers): {}",
+                  removed, 100 * std::clamp(fraction, 0.0, 1.0), allocation::kFitPlanFloor,
+                  cut.empty() ? "none could be cut" : cut));
+  store_sampling(false);
+}
+
+int RunLoop::execute(const std::vector<TrialSpec>& plan) {
+  std::vector<TrialSpec> trials = plan;  // --fit-plan may cut it
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigaction(SIGINT, &action, nullptr);
@@ -605,7 +674,7 @@ int RunLoop::execute(const std::vector<TrialSpec>& trials) {
     if (!control && first_planned_.trial < 0) first_planned_ = {double(i), elapsed()};
     go_on = run_unit(unit, positions);
     i += unit.size() - 1;
-    if (go_on && !control) foresee_plan(i + 1, trials.size());
+    if (go_on && !control) foresee_plan(i + 1, trials);
     // The experiment's last planned worker: sample on until it is settled.
     const bool last = i + 1 == trials.size() || trials[i + 1].experiment != t.experiment;
     if (go_on && unit.size() == 2 && last) {

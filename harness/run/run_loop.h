@@ -55,6 +55,10 @@ class RunLoop {
           SamplingMap sampling);
 
   int execute(const std::vector<TrialSpec>& trials);
+  // A resumed run whose experiments' planned trials are all stored: the last planned worker of
+  // each (its arms), so that the budget left samples their open verdicts on and a long run's
+  // controls run again at its end, as if the run had not stopped. Before execute().
+  void carry_on(const std::vector<std::pair<TrialSpec, TrialSpec>>& finished);
 
  private:
   void say(const std::string& line) const {
@@ -122,7 +126,10 @@ class RunLoop {
   double spent_before_ = 0;  // seconds the run had taken before this process resumed it
   // With a run budget: once a tenth of the planned trials after the controls has run, what the
   // rest will take at that pace, said once where it goes beyond the budget (foresee_plan).
-  void foresee_plan(size_t done, size_t planned);
+  // With fit_plan, the planned trials after `done` are cut to what fits (fit_plan()).
+  void foresee_plan(size_t done, std::vector<TrialSpec>& trials);
+  void fit_plan(size_t done, std::vector<TrialSpec>& trials, double expected);
+  nlohmann::json plan_fit_ = nlohmann::json::object();  // by experiment: the workers it keeps
   struct Mark {
     double trial = -1, at = 0;  // the first planned trial after the controls, and when it began
   };

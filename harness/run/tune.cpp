@@ -189,6 +189,7 @@ int Tuner::ladder() {
   if (rest == 0) return 0;
   const double budget = std::max(0.0, options_.budget_s - elapsed()) * 0.6;
   const double each = std::max(10.0, budget / double(rest));
+  const double ladder_end = elapsed() + budget;
   for (size_t i = 1; i < candidates_.size(); ++i) {
     const Candidate& c = candidates_[i];
     say(fmt::format("2/3 step {} of {}: {} added to {} ({:.0f} s of sampling on)", i + 1,
@@ -209,9 +210,30 @@ int Tuner::ladder() {
     run.model = {};
     run.quiet = true;
     int code = 0;
-    const auto report = stage(fmt::format("step {}", i + 1), run, each, &code);
+    auto report = stage(fmt::format("step {}", i + 1), run, each, &code);
     if (!report) return code == 2 ? 1 : code;
     const stats::Effect* e = time_effect(*report, "tune.add-" + c.knob);
+    // Open: sampled on (the same run, resumed with a larger budget) while the ladder's share
+    // holds another round, this step's and the steps' after it kept aside.
+    double step_budget = each;
+    int rounds = 0;
+    while (e != nullptr && report->not_applicable.empty() &&
+           step_call(*e, ladder_end - elapsed() - each * double(candidates_.size() - 1 - i),
+                     each) == StepCall::sample_on) {
+      step_budget += each;
+      ++rounds;
+      say(fmt::format("   {} is open at {}: sampled on ({:.0f} s more)", c.knob,
+                      stats::format_effect(*e), each));
+      RunOptions more = run;
+      more.resume = runs_.back()["run"].get<std::string>();
+      more.budget_s = step_budget;
+      code = orchestrator::run(more);
+      if (code == 2) return 1;
+      const storage::Database db(run.db_path, storage::Database::Access::kRead);
+      report = analysis::analyze(db, more.resume);
+      e = time_effect(*report, "tune.add-" + c.knob);
+    }
+    if (rounds > 0) step["sampled_on"] = rounds;
     const bool applies = report->not_applicable.empty();
     if (e == nullptr || !applies) {
       step.update({{"kept", false},
@@ -223,18 +245,31 @@ int Tuner::ladder() {
       continue;
     }
     step.update(effect_json(*e));
-    const bool helps = e->verdict == stats::Verdict::helps;
+    const StepCall call = step_call(*e, 0, each);
+    const bool helps = call == StepCall::keep;
     step["kept"] = helps;
     if (helps) {
       config_[c.knob] = c.value;
       kept_effects_.push_back(*e);
       step["why"] = "helps on top of the configuration so far";
       step["cumulative"] = effect_json(stats::chained(kept_effects_));
+    } else if (call == StepCall::drop) {
+      step["why"] = fmt::format(
+          "helped alone ({}), not on top of {}: {}", stats::format_effect(c.effect), said(config_),
+          e->verdict == stats::Verdict::hurts ? "it hurts there" : "no effect beyond ±2 % there");
     } else {
-      step["why"] = fmt::format("helped alone ({}), not on top of {}",
-                                stats::format_effect(c.effect), said(config_));
+      step["undecided"] = true;
+      step["why"] = fmt::format(
+          "undecided on top of {} when the ladder's budget was spent{}: left out, since it is "
+          "not shown to help there (it helped alone: {}); a larger --budget may decide it",
+          said(config_), rounds > 0 ? fmt::format(", after sampling on {} time(s)", rounds) : "",
+          stats::format_effect(c.effect));
     }
-    say(fmt::format("   {} {}: {}", helps ? "kept" : "dropped", c.knob, stats::format_effect(*e)));
+    say(fmt::format("   {} {}: {}",
+                    helps                    ? "kept"
+                    : call == StepCall::drop ? "dropped"
+                                             : "left out undecided",
+                    c.knob, stats::format_effect(*e)));
     steps_.push_back(step);
   }
   return 0;
@@ -336,6 +371,18 @@ int Tuner::operator()() {
 
 }  // namespace
 
+StepCall step_call(const stats::Effect& e, double left_s, double round_s) {
+  switch (e.verdict) {
+    case stats::Verdict::helps:
+      return StepCall::keep;
+    case stats::Verdict::hurts:
+    case stats::Verdict::equivalent:
+      return StepCall::drop;
+    default:
+      return left_s >= round_s ? StepCall::sample_on : StepCall::undecided;
+  }
+}
+
 std::vector<Candidate> helping_knobs(const analysis::RunReport& screen, const knobs::HostCaps& host,
                                      std::vector<LeftOut>* left_out) {
   std::vector<Candidate> out;
@@ -387,7 +434,10 @@ void print_recommendation(std::ostream& out, const std::string& uuid, const json
   for (const auto& s : r.value("ladder", json::array())) {
     const bool kept = s.value("kept", false);
     out << fmt::format("  {}. {:<16} {:<40} {}{}\n", ++n, s.value("knob", std::string()),
-                       s.value("text", std::string("-")), kept ? "kept" : "dropped: ",
+                       s.value("text", std::string("-")),
+                       kept                          ? "kept"
+                       : s.value("undecided", false) ? "left out: "
+                                                     : "dropped: ",
                        kept ? "  cumulative " + s["cumulative"].value("text", std::string())
                             : s.value("why", std::string()));
   }

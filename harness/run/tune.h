@@ -39,6 +39,14 @@ void print_recommendation(std::ostream& out, const std::string& uuid, const nloh
 
 int tune(const TuneOptions& options);
 
+// What a ladder step's time effect decides: keep it (helps on top of the configuration), drop it
+// (hurts, or no effect beyond ±2 %: shown not to help), or open (neither: its interval holds 1
+// and reaches beyond ±2 %, or it has none). An open step is sampled on while the ladder's share
+// of the budget holds another round for it (`round_s` of the `left_s` seconds left), and left
+// out as undecided, with its interval, only when it does not: never dropped for being imprecise.
+enum class StepCall { keep, drop, sample_on, undecided };
+StepCall step_call(const stats::Effect& e, double left_s, double round_s);
+
 // A knob the screen found helping: its id, the value tried and its time effect.
 struct Candidate {
   std::string knob;

@@ -3,14 +3,17 @@
 // runs reports/render.py on both with the project's Python (execve, no shell), which draws them,
 // and returns its exit status; its output passes straight through. The Python side reads no
 // database: what it shows is what these two files hold.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
+#include <thread>
 
 #include "analysis/hosts.h"
 #include "analysis/reporter.h"
@@ -93,14 +96,34 @@ int report_command(const ReportOptions& options) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // In a process group of its own, with a deadline: a renderer that hangs (a font cache being
+  // built on a read-only home, a headless browser that never answers) is stopped with whatever
+  // it started, and said, instead of hanging the command.
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    setpgid(0, 0);
     execve(argv[0], argv.data(), environ);
     _exit(127);
   }
+  setpgid(pid, pid);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(int64_t(1000 * options.timeout_s));
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      std::cerr << "tunebench: error: the report's renderer (reports/render.py) did not return "
+                   "within "
+                << options.timeout_s
+                << " s (--timeout); it was stopped with every process it started. " << options.out
+                << " may hold part of the report; run it again, with a larger --timeout if "
+                   "the database is large\n";
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 

@@ -17,12 +17,14 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <torch/serialize.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +33,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "core/build_paths.h"
 #include "core/records.h"
@@ -90,14 +93,17 @@ std::string unavailable_reason() {
 #endif
 }
 
-// Runs `argv` (no shell) with stdout and stderr to `log`; returns its exit status.
-int run_program(const std::vector<std::string>& args, const fs::path& log) {
+// Runs `argv` (no shell) in a process group of its own with stdout and stderr to `log`; returns
+// its exit status, or -1 when it ran past `timeout_s` (0: no deadline), its group then killed.
+// Inductor's compile starts compiler processes of its own: the group takes them too.
+int run_program(const std::vector<std::string>& args, const fs::path& log, double timeout_s = 0) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("compile: fork failed");
   if (pid == 0) {
+    setpgid(0, 0);
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       dup2(fd, 1);
@@ -106,8 +112,19 @@ int run_program(const std::vector<std::string>& args, const fs::path& log) {
     execv(argv[0], argv.data());
     _exit(127);
   }
+  setpgid(pid, pid);  // either side may run first
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(timeout_s));
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (timeout_s > 0 && std::chrono::steady_clock::now() > deadline) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -261,15 +278,31 @@ struct Package {
 };
 
 // A temporary request folder, removed with this object unless kept.
+// When this worker process started, near enough (static initialisation).
+const auto kLoaded = std::chrono::steady_clock::now();
+
+// In TMPDIR, named with this worker's PID (tunebench-aoti-PPPPPPP-XXXXXX): removed when the
+// compile is done, and, when the worker is killed before (its trial's timeout, a signal), by the
+// next run's clearing of what dead runs left (run/leftovers.h). A failed compile's folder is kept
+// for its log under a name that clearing leaves alone (…-kept).
 struct RequestFolder {
   RequestFolder() {
-    char tmpl[] = "/tmp/tunebench-aoti-XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("compile: cannot make a request folder");
-    path = tmpl;
+    std::string pattern =
+        (fs::temp_directory_path() / fmt::format("tunebench-aoti-{:07}-XXXXXX", getpid())).string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("compile: cannot make a request folder");
+    path = pattern;
   }
   ~RequestFolder() {
     std::error_code ec;
     if (!keep) fs::remove_all(path, ec);
+  }
+  // Keeps the folder for the user, under its kept name.
+  fs::path kept() {
+    keep = true;
+    std::error_code ec;
+    fs::path to = path.string() + "-kept";
+    fs::rename(path, to, ec);
+    return ec ? path : to;
   }
   fs::path path;
   bool keep = false;
@@ -299,15 +332,31 @@ Package ensure_package(worker::Arm& arm, const std::string& mode) {
     RequestFolder request_dir;
     write_request(arm, mode, request_dir.path.string());
     const fs::path dir = request_dir.path;
+    // Within what is left of the trial's timeout_s, so that the worker says why before the
+    // orchestrator kills it.
+    const double deadline_s = std::max(
+        1.0, 0.9 * arm.spec.timeout_s -
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - kLoaded).count());
     const int code =
         run_program({build_paths::torch_python(), (script_dir() / "aoti_compile.py").string(),
                      dir.string(), package.dir.string()},
-                    dir / "log.txt");
-    if (code != 0) {
-      request_dir.keep = true;
+                    dir / "log.txt", deadline_s);
+    if (code == -1) {
+      std::error_code ec;
+      fs::remove_all(package.dir, ec);  // half a package is no package
       throw std::runtime_error(fmt::format(
-          "compile: {} {} could not be compiled ({}; the request and full log: {})",
-          arm.spec.model.model, mode, script_message(read_file(dir / "log.txt")), dir.string()));
+          "compile: AOTInductor's compile of {} {} (models/python/aoti_compile.py) did not "
+          "return within {:.0f} s (what was left of the experiment's timeout_s); its process "
+          "group was "
+          "killed and nothing was kept. Give the experiment a larger timeout_s: the first "
+          "compile of a model takes minutes, later trials load it from the cache",
+          arm.spec.model.model, mode, deadline_s));
+    }
+    if (code != 0) {
+      const std::string message = script_message(read_file(dir / "log.txt"));
+      throw std::runtime_error(
+          fmt::format("compile: {} {} could not be compiled ({}; the request and full log: {})",
+                      arm.spec.model.model, mode, message, request_dir.kept().string()));
     }
     package.compiled_now = true;
   }
