@@ -105,7 +105,7 @@ endif()
 # compiled, so the compile really starts.)
 file(WRITE ${WORK}/deadline.json "{
   \"name\": \"compile-deadline-test\",
-  \"defaults\": {\"warmup\": 1, \"samples\": 2, \"iterations\": 1, \"batch\": 3, \"timeout_s\": 8,
+  \"defaults\": {\"warmup\": 1, \"samples\": 2, \"iterations\": 1, \"batch\": 3, \"timeout_s\": 12,
                \"settings\": {\"omp_threads\": 2}},
   \"experiments\": [
     {\"knob\": \"compile\", \"model\": \"gpt\", \"preset\": \"tiny\", \"mode\": \"infer\",
@@ -124,6 +124,10 @@ expect("compile: AOTInductor's compile of gpt default (models/python/aoti_compil
 file(GLOB left ${WORK}/tmp/tunebench-aoti-*)
 if(left)
   message(FATAL_ERROR "a compile killed at its deadline left ${left}")
+endif()
+file(GLOB work ${CACHE}/.aoti-*)
+if(work)
+  message(FATAL_ERROR "a compile killed at its deadline left its work folder: ${work}")
 endif()
 file(GLOB half ${CACHE}/gpt-default-*)
 foreach(p IN LISTS half)

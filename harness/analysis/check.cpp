@@ -274,6 +274,13 @@ Report check(const storage::Database& db, const Options& options) {
 std::vector<storage::Database::Finding> Report::findings() const {
   std::vector<storage::Database::Finding> out;
   for (const auto& b : benchmarks) {
+    if (b.unconfirmed) {
+      // Not an alert (exit 3), but kept with the run so that show and the report list it.
+      const auto& e = b.judgement.effect;
+      out.push_back({b.experiment, b.arm, "unconfirmed", e.ratio, e.lo, e.hi,
+                     std::string(BenchmarkCheck::kUnconfirmed) + ": " + stats::format_effect(e)});
+      continue;
+    }
     if (b.status != "regression") continue;
     if (b.confirmation) {
       const auto& c = *b.confirmation;

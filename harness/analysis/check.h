@@ -126,7 +126,8 @@ struct Report {
   bool unknown() const;
   bool unconfirmed() const;  // some benchmark is unknown because it is unconfirmed
   std::string suite_name;    // the checked run's suite, for the command that settles it
-  // What `regressions` stores: regressions, step changes and knobs that stopped helping.
+  // What `regressions` stores: regressions, unconfirmed slowdowns (kind "unconfirmed"), step
+  // changes and knobs that stopped helping.
   std::vector<storage::Database::Finding> findings() const;
 };
 

@@ -446,7 +446,8 @@ void print_recommendation(std::ostream& out, const std::string& uuid, const json
     out << "recommended: keep the defaults: no knob helped alone on this host\n";
   } else {
     out << "recommended: " << said(r.value("resolved", settings)) << "\n";
-    for (const auto& [metric, e] : r.value("vs_default", json::object()).items())
+    const json vs_default = r.value("vs_default", json::object());  // kept alive for the loop
+    for (const auto& [metric, e] : vs_default.items())
       out << fmt::format("  {} against the defaults: {}\n", metric, e.value("text", std::string()));
     if (r.contains("ladder_against_final")) {
       const json& c = r["ladder_against_final"];
@@ -461,7 +462,8 @@ void print_recommendation(std::ostream& out, const std::string& uuid, const json
                               "moved between the stages: act on the final figure",
                               said(settings)));
     }
-    for (const auto& [metric, e] : r.value("vs_best_single", json::object()).items()) {
+    const json vs_best_single = r.value("vs_best_single", json::object());  // kept alive for the loop
+    for (const auto& [metric, e] : vs_best_single.items()) {
       out << fmt::format("  {} against {} alone: {}\n", metric,
                          said(r.value("best_single", json::object())),
                          e.value("text", std::string()));

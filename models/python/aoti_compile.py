@@ -134,7 +134,10 @@ def main(argv):
                 f"{difference:.3g} (largest |output| {scale:.3g}, tolerance {tolerance:g})")
 
     os.makedirs(os.path.dirname(os.path.abspath(package_dir)), exist_ok=True)
-    work = tempfile.mkdtemp(prefix=".aoti-", dir=os.path.dirname(os.path.abspath(package_dir)))
+    # Named after the package, so that the worker, holding the package's lock, can remove what a
+    # compile it stopped at its deadline left here.
+    work = tempfile.mkdtemp(prefix=f".aoti-{os.path.basename(os.path.abspath(package_dir))}-",
+                            dir=os.path.dirname(os.path.abspath(package_dir)))
     try:
         package = os.path.join(work, "model.pt2")
         started = time.perf_counter()

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <torch/serialize.h>
 #include <unistd.h>
@@ -95,15 +96,21 @@ std::string unavailable_reason() {
 
 // Runs `argv` (no shell) in a process group of its own with stdout and stderr to `log`; returns
 // its exit status, or -1 when it ran past `timeout_s` (0: no deadline), its group then killed.
-// Inductor's compile starts compiler processes of its own: the group takes them too.
+// Inductor's compile starts compiler processes of its own: the group takes them too. A group of
+// its own is out of reach of the orchestrator's kill of this worker's group, so the child also
+// dies with this worker (a parent-death signal), and what it started carries this worker's
+// orchestrator tag, which the next run's clearing of leftovers stops (run/leftovers.h).
 int run_program(const std::vector<std::string>& args, const fs::path& log, double timeout_s = 0) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("compile: fork failed");
   if (pid == 0) {
     setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the worker died before the signal was set
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       dup2(fd, 1);
@@ -335,7 +342,7 @@ Package ensure_package(worker::Arm& arm, const std::string& mode) {
     // Within what is left of the trial's timeout_s, so that the worker says why before the
     // orchestrator kills it.
     const double deadline_s = std::max(
-        1.0, 0.9 * arm.spec.timeout_s -
+        1.0, 0.75 * arm.spec.timeout_s -
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - kLoaded).count());
     const int code =
         run_program({build_paths::torch_python(), (script_dir() / "aoti_compile.py").string(),
@@ -344,6 +351,15 @@ Package ensure_package(worker::Arm& arm, const std::string& mode) {
     if (code == -1) {
       std::error_code ec;
       fs::remove_all(package.dir, ec);  // half a package is no package
+      // And the compile's own work folder beside it (models/python/aoti_compile.py names it after
+      // the package; the package's lock, held here, keeps other workers out of it).
+      const std::string work = ".aoti-" + name + "-";
+      for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().filename().string().rfind(work, 0) == 0) {
+          std::error_code removing;
+          fs::remove_all(it->path(), removing);
+        }
+      }
       throw std::runtime_error(fmt::format(
           "compile: AOTInductor's compile of {} {} (models/python/aoti_compile.py) did not "
           "return within {:.0f} s (what was left of the experiment's timeout_s); its process "
