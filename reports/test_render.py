@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import html.parser
 import io
 import json
 import math
@@ -48,7 +49,7 @@ sys.path.insert(0, str(HERE))
 
 import generate_history  # noqa: E402
 import render  # noqa: E402
-from tunebench_report import figures  # noqa: E402  (it chooses matplotlib's backend first)
+from tunebench_report import figures, html_page, markdown_summary  # noqa: E402  (figures chooses matplotlib's backend first)
 import matplotlib.text  # noqa: E402
 from tunebench_report.assemble import build_report  # noqa: E402
 from tunebench_report.html_page import breakable, esc, figure_html  # noqa: E402
@@ -495,49 +496,6 @@ class RenderTest(RenderCase):
         self.assertEqual(done.returncode, 2)
         self.assertIn("prices are positive numbers", done.stderr)
 
-    def test_recommendation_section(self):
-        """The newest `tunebench tune` recommendation gets its section: the settings, the effect against
-        the defaults with its interval, the ladder (kept and dropped steps) as a figure and a table, and
-        how to apply it. The row is shaped as tunebench stores it (results/README.md, tunings)."""
-        db = copy_database("one-run.sqlite", self._testMethodName)
-        step = lambda knob, ratio, lo, hi, verdict, kept, **more: {  # noqa: E731
-            "knob": knob, "value": True, "ratio": ratio, "lo": lo, "hi": hi, "verdict": verdict,
-            "text": f"{ratio}x [{lo}, {hi}] {verdict}", "kept": kept, **more}
-        recommendation = {
-            "model": "/models/convnet.pt", "mode": "infer", "batch": 8,
-            "settings": {"amp": True, "no_grad": True}, "resolved": {"amp": True, "no_grad": True},
-            "ladder": [
-                step("amp", 0.62, 0.6, 0.64, "helps", True, against="the defaults",
-                     cumulative={"ratio": 0.62, "lo": 0.6, "hi": 0.64, "text": "0.62x [0.60, 0.64] helps"}),
-                step("channels_last", 1.01, 0.99, 1.03, "no effect beyond ±2%", False, against="amp=true",
-                     why="helped alone (0.90x [0.88, 0.92] helps), not on top of amp=true"),
-                step("no_grad", 0.9, 0.88, 0.92, "helps", True, against="amp=true",
-                     cumulative={"ratio": 0.558, "lo": 0.54, "hi": 0.58, "text": "0.558x [0.540, 0.580] helps"}),
-            ],
-            "vs_default": {"time": {"ratio": 0.56, "lo": 0.55, "hi": 0.57, "verdict": "helps",
-                                    "text": "0.56x [0.55, 0.57] helps"}},
-            "apply": {"launch": "", "python": ["with torch.no_grad():  # around the forward"],
-                      "cpp": ["torch::NoGradGuard no_grad;"]},
-        }
-        with contextlib.closing(sqlite3.connect(db)) as con:
-            con.execute("INSERT INTO tunings VALUES (?, ?, ?, ?)",
-                        ("aaaabbbb-0000-4000-8000-000000000001", "2026-12-05T10:00:00Z", "/models/convnet.pt",
-                         json.dumps(recommendation)))
-            con.commit()
-        out, page, summary = self.render(db)
-        self.assertIn("6. Your model: the recommended configuration", page)
-        self.assertIn("amp=true, no_grad=true", page)
-        self.assertIn("time against the defaults: 0.56x [0.55, 0.57] helps", page)
-        self.assertIn("dropped: helped alone (0.90x [0.88, 0.92] helps), not on top of amp=true", page)
-        self.assertIn("0.558x [0.540, 0.580] helps", page)
-        self.assertIn("torch::NoGradGuard no_grad;", page)
-        self.assertTrue((out / "ladder.png").exists())
-        self.assertIn("Recommended for /models/convnet.pt", summary)
-        self.assertIn("time against the defaults: 0.56x", summary)
-        # Without one the section says how to make one.
-        _, plain, _ = self.render(DATABASES / "one-run.sqlite", name="no-tuning")
-        self.assertIn("No recommendation in this database: `tunebench tune", plain)
-
     def test_schema_without_runs(self):
         out, page, summary = self.render(DATABASES / "schema-only.sqlite")
         self.assertIn("no runs yet", page)
@@ -689,6 +647,289 @@ class ErrorTest(RenderCase):
             done = subprocess.run([sys.executable, str(HERE / "render.py"), *args], capture_output=True, text=True)
             self.assertNotIn("Traceback", done.stderr)
             self.assertIn(done.returncode, (0, 2))
+
+
+# ----------------------------------------------------------------------------------------------
+# Recommendations of `tunebench tune`
+# ----------------------------------------------------------------------------------------------
+
+
+def effect(ratio: float, lo: float, hi: float, verdict: str, text: str) -> dict:
+    """An effect as tune stores it (tune.cpp, effect_json)."""
+    return {"ratio": ratio, "lo": lo, "hi": hi, "verdict": verdict, "text": text}
+
+
+def stage(name: str, run: str, certification: str | None) -> dict:
+    return {"stage": name, "run": run, **({"certification": certification} if certification is not None else {})}
+
+
+CERTIFIED = ("certified: aa.no_grad.torchscript-file-infer 1.004x [0.991, 1.017] ±1.3%; "
+             "slow3.no_grad.torchscript-file-infer 1.031x [1.017, 1.045] ±1.4%")
+NOT_CERTIFIED = "not certified: aa.no_grad.torchscript-file-infer 1.041x [1.022, 1.060] ±1.8% shows an effect: the host was noisy"
+HOSTILE_KNOB = '<img src=x onerror="alert(1)">|x'
+
+
+def recommendation(model: str, ladder: list, settings: dict, final: dict, product: dict | None, agree: bool | None,
+                   runs: list, **more) -> dict:
+    """A recommendation shaped as `tunebench tune` builds it (tune.cpp, Tuner::recommend)."""
+    r = {"model": model, "mode": "infer", "batch": 8, "settings": settings, "resolved": settings,
+         "best_single": {ladder[0]["knob"]: ladder[0]["value"]} if ladder else {},
+         "screen": [], "controls": [], "left_out": [], "ladder": ladder,
+         "vs_default": final, "vs_best_single": {},
+         "apply": {"launch": "", "python": ["with torch.no_grad():  # around the forward"],
+                   "cpp": ["torch::NoGradGuard no_grad;"]},
+         "runs": runs, "budget_s": 900.0, "seconds": 756.2,
+         "certified": not any(x.get("certification", "").startswith("not certified") for x in runs)}
+    if agree is not None:
+        r["ladder_against_final"] = {"product": product, "final": final["time"], "agree": agree}
+    r.update(more)
+    return r
+
+
+# The Python example of docs/tune.md, with its third step left out undecided: kept, dropped, kept,
+# left out, kept; the final measurement agrees with the product; every stage certified.
+AGREES = recommendation(
+    "models/examples/convnet.py",
+    [{**effect(0.47, 0.39, 0.57, "helps", "0.47x [0.39, 0.57] helps"), "knob": "channels_last", "value": True,
+      "kept": True, "against": "the defaults", "why": "the best knob alone (screen)",
+      "cumulative": effect(0.47, 0.39, 0.57, "helps", "0.47x [0.39, 0.57] helps")},
+     {"knob": "compile", "value": True, "against": "channels_last=true",
+      **effect(0.84, 0.62, 1.14, "not precise enough (±35.4%)", "0.84x [0.62, 1.14] not precise enough (±35.4%)"),
+      "kept": False, "why": "helped alone (0.53x [0.44, 0.65] helps), not on top of channels_last=true: "
+                            "no effect beyond ±2 % there"},
+     {"knob": "allocator", "value": "jemalloc", "against": "channels_last=true",
+      **effect(0.83, 0.79, 0.88, "helps", "0.83x [0.79, 0.88] helps"), "kept": True,
+      "why": "helps on top of the configuration so far",
+      "cumulative": effect(0.39, 0.32, 0.48, "helps", "0.39x [0.32, 0.48] helps")},
+     {"knob": "malloc_tunables", "value": True, "against": "allocator=jemalloc, channels_last=true",
+      **effect(1.03, 0.98, 1.08, "not precise enough (±5.0%)", "1.03x [0.98, 1.08] not precise enough (±5.0%)"),
+      "kept": False, "undecided": True, "sampled_on": 2,
+      "why": "undecided on top of allocator=jemalloc, channels_last=true when the ladder's budget was spent, after "
+             "sampling on 2 time(s): left out, since it is not shown to help there (it helped alone: 0.74x [0.73, "
+             "0.76] helps); a larger --budget may decide it"},
+     {"knob": "numa_bind", "value": True, "against": "allocator=jemalloc, channels_last=true", "kept": False,
+      "why": "cannot be combined: numa_bind and allocator both set LD_PRELOAD"},
+     {"knob": "no_grad", "value": True, "against": "allocator=jemalloc, channels_last=true",
+      **effect(0.96, 0.94, 0.98, "helps", "0.96x [0.94, 0.98] helps"), "kept": True,
+      "why": "helps on top of the configuration so far",
+      "cumulative": effect(0.38, 0.31, 0.46, "helps", "0.38x [0.31, 0.46] helps")}],
+    {"allocator": "jemalloc", "channels_last": True, "no_grad": True},
+    {"peak memory": effect(0.97, 0.96, 0.98, "helps", "0.97x [0.96, 0.98] helps"),
+     "time": effect(0.38, 0.36, 0.40, "helps", "0.38x [0.36, 0.40] helps")},
+    effect(0.38, 0.31, 0.46, "helps", "0.38x [0.31, 0.46] helps"), True,
+    [stage("screen", "0a0a0a0a-0000-4000-8000-000000000001", CERTIFIED),
+     stage("step 2", "0a0a0a0a-0000-4000-8000-000000000002", None),
+     stage("final", "0a0a0a0a-0000-4000-8000-000000000003", CERTIFIED)],
+    left_out=[{"knob": "multi_instance", "text": "0.73x [0.61, 0.83] helps",
+               "why": "several processes' summed throughput, a way to deploy the model rather than a setting of "
+                      "one process"}],
+    vs_best_single={"time": effect(0.83, 0.78, 0.88, "helps", "0.83x [0.78, 0.88] helps")})
+
+# Two kept steps whose product the final measurement does not reach, on a screen whose A/A moved.
+DISAGREES = recommendation(
+    "resnet50 (preset tiny)",
+    [{**effect(0.67, 0.63, 0.72, "helps", "0.67x [0.63, 0.72] helps"), "knob": "no_grad", "value": True,
+      "kept": True, "against": "the defaults", "why": "the best knob alone (screen)",
+      "cumulative": effect(0.67, 0.63, 0.72, "helps", "0.67x [0.63, 0.72] helps")},
+     {"knob": "malloc_tunables", "value": True, "against": "no_grad=true",
+      **effect(0.80, 0.77, 0.83, "helps", "0.80x [0.77, 0.83] helps"), "kept": True,
+      "why": "helps on top of the configuration so far",
+      "cumulative": effect(0.536, 0.50, 0.57, "helps", "0.536x [0.500, 0.570] helps")}],
+    {"malloc_tunables": True, "no_grad": True},
+    {"time": effect(0.66, 0.65, 0.68, "helps", "0.66x [0.65, 0.68] helps")},
+    effect(0.536, 0.50, 0.57, "helps", "0.536x [0.500, 0.570] helps"), False,
+    [stage("screen", "0b0b0b0b-0000-4000-8000-000000000001", NOT_CERTIFIED),
+     stage("step 2", "0b0b0b0b-0000-4000-8000-000000000002", None),
+     stage("final", "0b0b0b0b-0000-4000-8000-000000000003", CERTIFIED)])
+
+# Names tunebench stores as it was given them: a model path and a knob that are markup.
+HOSTILE = recommendation(
+    f"/models/{XSS}.pt",
+    [{**effect(0.9, 0.88, 0.92, "helps", "0.90x [0.88, 0.92] helps"), "knob": HOSTILE_KNOB, "value": f"{XSS}",
+      "kept": True, "against": "the defaults", "why": f"the best knob alone (screen) {XSS}",
+      "cumulative": effect(0.9, 0.88, 0.92, "helps", "0.90x [0.88, 0.92] helps")}],
+    {HOSTILE_KNOB: XSS},
+    {"time": effect(0.91, 0.89, 0.93, "helps", "0.91x [0.89, 0.93] helps")},
+    effect(0.9, 0.88, 0.92, "helps", "0.90x [0.88, 0.92] helps"), True,
+    [stage("screen", "0c0c0c0c-0000-4000-8000-000000000001", CERTIFIED),
+     stage("final", "0c0c0c0c-0000-4000-8000-000000000002", CERTIFIED)])
+
+NOTHING_HELPED = recommendation("resnet50 (preset tiny)", [], {}, {}, None, None,
+                                [stage("screen", "0d0d0d0d-0000-4000-8000-000000000001", CERTIFIED)])
+
+# (uuid, created_at, recommendation), stored out of order: the newest three are shown, newest first.
+TUNINGS = [("dddddddd-0000-4000-8000-000000000004", "2026-12-01T08:00:00Z", NOTHING_HELPED),
+           ("aaaaaaaa-0000-4000-8000-000000000001", "2026-12-07T09:00:00Z", AGREES),
+           ("cccccccc-0000-4000-8000-000000000003", "2026-12-05T09:00:00Z", HOSTILE),
+           ("bbbbbbbb-0000-4000-8000-000000000002", "2026-12-06T09:00:00Z", DISAGREES)]
+
+
+class PageTables(html.parser.HTMLParser):
+    """The page's tables, each a list of rows of cell texts (markup stripped, entities resolved)."""
+
+    def __init__(self, page: str):
+        super().__init__(convert_charrefs=True)
+        self.tables, self._cell = [], None
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = ""
+        elif tag == "br" and self._cell is not None:
+            self._cell += " "
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append(" ".join(self._cell.split()))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+    def with_header(self, text: str) -> list:
+        return [t for t in self.tables if t and any(text in cell for cell in t[0])]
+
+
+class TuningTest(RenderCase):
+    """The page's and the summary's tuning section: the rows of the tunings table, written as
+    `tunebench tune` writes them (results/README.md, tunings) into a database tunebench made, drawn
+    as tune prints them (`tunebench show UUID` prints a stored one again)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.db = copy_database("one-run.sqlite", cls.__name__)
+        with contextlib.closing(sqlite3.connect(cls.db)) as con:
+            # tunebench's schema without its rows: the section alone, drawn in a second or two
+            for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+                con.execute(f'DELETE FROM "{table}"')
+            for uuid, created_at, r in TUNINGS:
+                con.execute("INSERT INTO tunings (uuid, created_at, model, recommendation) VALUES (?, ?, ?, ?)",
+                            (uuid, created_at, r["model"], json.dumps(r)))
+            con.commit()
+        cls.out = OUT / cls.__name__
+        cls.code, _, cls.stderr = render_cli("--db", str(cls.db), "--out", str(cls.out))
+        cls.page = (cls.out / "report.html").read_text(encoding="utf-8")
+        cls.summary = (cls.out / "summary.md").read_text(encoding="utf-8")
+        cls.section = cls.page[cls.page.index('<h2 id="tune">'):cls.page.index("<footer>")]
+        cls.tables = PageTables(cls.section)
+
+    def test_the_newest_few_newest_first(self):
+        self.assertEqual(self.code, 0, self.stderr)
+        self.assertNotIn("Traceback", self.stderr)
+        self.assertNotIn("cut at the figure's edge", self.stderr)
+        self.assertIn("6. Tuning: the recommended configuration for your model", self.page)
+        newest_first = [TUNINGS[1][0], TUNINGS[3][0], TUNINGS[2][0]]
+        order = [self.section.index(f"<code>{uuid}</code>") for uuid in newest_first]
+        self.assertEqual(order, sorted(order), "newest first")
+        self.assertNotIn(TUNINGS[0][0], self.page)
+        self.assertIn("1 older recommendation(s) in this database are not shown", self.section)
+        self.assertTrue((self.out / "ladder.png").exists())
+        headings = [line for line in self.summary.splitlines() if line.startswith("### Tuning: ")]
+        self.assertEqual(headings, ["### Tuning: models/examples/convnet.py (infer, batch 8)",
+                                    "### Tuning: resnet50 (preset tiny) (infer, batch 8)",
+                                    f"### Tuning: /models/{md(XSS)}.pt (infer, batch 8)"])
+        self.assertIn("1 older recommendation(s) not shown", self.summary)
+
+    def test_the_ladder_table(self):
+        ladder = self.tables.with_header("kept / dropped / left out")[0]
+        self.assertEqual(ladder[0], ["step", "knob", "measured against", "effect [95 % interval]",
+                                     "kept / dropped / left out", "cumulative (product of the kept steps)", "why"])
+        why = [s["why"] for s in AGREES["ladder"]]
+        self.assertEqual(ladder[1:], [
+            ["1", "channels_last=true", "the defaults", "0.47x [0.39, 0.57] helps", "kept",
+             "0.47x [0.39, 0.57] helps", why[0]],
+            ["2", "compile=true", "channels_last=true", "0.84x [0.62, 1.14] not precise enough (±35.4%)", "dropped",
+             "", why[1]],
+            ["3", "allocator=jemalloc", "channels_last=true", "0.83x [0.79, 0.88] helps", "kept",
+             "0.39x [0.32, 0.48] helps", why[2]],
+            ["4", "malloc_tunables=true", "allocator=jemalloc, channels_last=true",
+             "1.03x [0.98, 1.08] not precise enough (±5.0%)", "left out undecided sampled on 2 time(s)", "", why[3]],
+            ["5", "numa_bind=true", "allocator=jemalloc, channels_last=true", "not measured", "dropped", "", why[4]],
+            ["6", "no_grad=true", "allocator=jemalloc, channels_last=true", "0.96x [0.94, 0.98] helps", "kept",
+             "0.38x [0.31, 0.46] helps", why[5]]])
+        # Every effect with its interval, or said not measured: never a bare number.
+        for table in self.tables.with_header("kept / dropped / left out"):
+            for row in table[1:]:
+                for cell in (row[3], row[5]):
+                    if cell:
+                        self.assertRegex(cell, r"^(\d\.\d+x \[\d\.\d+, \d\.\d+\]|not measured)", row)
+        rows = [line for line in self.summary.splitlines() if line.startswith("| ") and "channels\\_last" in line
+                and line.split(" | ")[0] in ("| 1", "| 4")]
+        self.assertEqual(rows, [
+            "| 1 | channels\\_last=true | the defaults | 0.47x \\[0.39, 0.57\\] helps | kept | "
+            "0.47x \\[0.39, 0.57\\] helps | the best knob alone (screen) |",
+            "| 4 | malloc\\_tunables=true | allocator=jemalloc, channels\\_last=true | 1.03x \\[0.98, 1.08\\] not "
+            "precise enough (±5.0%) | left out undecided |  | " + md(why[3]) + " |"])
+        left_out = self.tables.with_header("why left out")[0]
+        self.assertEqual(left_out[1][:2], ["multi_instance", "0.73x [0.61, 0.83] helps"])
+
+    def test_the_final_measurement_beside_the_product(self):
+        finals = self.tables.with_header("do they agree?")
+        self.assertEqual([t[1] for t in finals], [
+            ["0.38x [0.36, 0.40] helps", "0.38x [0.31, 0.46] helps", "agree"],
+            ["0.66x [0.65, 0.68] helps", "0.536x [0.500, 0.570] helps", "DISAGREE"],
+            ["0.91x [0.89, 0.93] helps", "0.90x [0.88, 0.92] helps", "agree"]])
+        # The line tune prints under the recommendation (tune.cpp, print_recommendation), word for word.
+        agrees = ("the ladder's product 0.38x [0.31, 0.46] helps agrees with the final measurement "
+                  "0.38x [0.36, 0.40] helps")
+        disagrees = ("the ladder's product 0.536x [0.500, 0.570] helps DISAGREES with the final measurement "
+                     "0.66x [0.65, 0.68] helps: the kept steps (malloc_tunables=true, no_grad=true) do not chain as "
+                     "their product says; together they interact (one step's gain taken by another's), or the host "
+                     "moved between the stages: act on the final figure")
+        self.assertIn(f'<p class="meta">{esc(agrees)}</p>', self.section)
+        self.assertIn(f'<p class="warn">{esc(disagrees)}</p>', self.section)
+        self.assertIn(md(disagrees), self.summary)
+        self.assertIn("DISAGREES with the final measurement 0.66x [0.65, 0.68] helps: the kept steps", self.section)
+        self.assertIn("time against the defaults (final measurement): 0.38x \\[0.36, 0.40\\] helps · the ladder's "
+                      "product: 0.38x \\[0.31, 0.46\\] helps · **they agree**", self.summary)
+        self.assertIn("**they DISAGREE**", self.summary)
+        # the recommended settings, the other metric and the best knob alone, as tune printed them
+        self.assertIn("<b>Recommended:</b> <code>allocator=jemalloc, channels_last=true, no_grad=true</code>", self.section)
+        self.assertIn("peak memory against the defaults: 0.97x", self.section)
+        self.assertIn(f"time against channels_last=true alone: {figure_html('0.83x [0.78, 0.88]')} helps", self.section)
+        self.assertIn("**Recommended:** allocator=jemalloc, channels\\_last=true, no\\_grad=true", self.summary)
+
+    def test_not_certified_is_said_plainly(self):
+        start = self.section.index(f"<code>{TUNINGS[3][0]}</code>")
+        disagrees = self.section[start:self.section.index(f"<code>{TUNINGS[2][0]}</code>")]
+        self.assertIn('<div class="warn"><b>NOT CERTIFIED.</b> The recommendation is NOT CERTIFIED: the controls '
+                      "of its screen stage did not hold", disagrees)
+        self.assertIn("**NOT CERTIFIED.** The recommendation is NOT CERTIFIED: the controls of its screen stage", self.summary)
+        self.assertEqual(self.section.count("The recommendation is NOT CERTIFIED"), 1)
+        # each stage's line as tunebench prints it (analysis::certification_line), one without controls said so
+        stages = self.tables.with_header("its controls")[1]
+        self.assertEqual([row[0] for row in stages[1:]], ["screen", "step 2", "final"])
+        self.assertEqual(stages[1][2], "NOT CERTIFIED by its controls, nor any verdict of this run: "
+                                       + NOT_CERTIFIED.removeprefix("not certified: "))
+        self.assertEqual(stages[2][2], "no controls in this stage: nothing certified or not")
+        self.assertEqual(stages[3][2], "certified by its controls: " + CERTIFIED.removeprefix("certified: "))
+        self.assertIn("**Stages:** screen: NOT CERTIFIED by its controls", self.summary)
+
+    def test_every_name_escaped(self):
+        for raw in (XSS, HOSTILE_KNOB):
+            self.assertNotIn(raw, self.page)
+            self.assertNotIn(raw, self.summary)
+        self.assertNotIn("<img src=x", self.page + self.summary)
+        self.assertIn(esc(HOSTILE_KNOB), self.section)
+        self.assertIn(breakable(f"/models/{XSS}.pt"), self.section)
+        self.assertIn(md(f"{HOSTILE_KNOB}={XSS}"), self.summary)
+        ladder = self.tables.with_header("kept / dropped / left out")[2]
+        self.assertEqual(ladder[1][1:3], [f"{HOSTILE_KNOB}={XSS}", "the defaults"])
+        self.assertSelfContained(self.page)
+
+    def test_nothing_without_tunings(self):
+        report = build_report(open_database(str(DATABASES / "one-run.sqlite")), "latest", None, None)
+        self.assertEqual(report.tunings, [])
+        page = html_page.render_html(report, {})
+        summary = markdown_summary.render_markdown(report, Path("report.html"))
+        for text in ('id="tune"', "Tuning", "tunebench tune", "ecommend"):
+            self.assertNotIn(text, page)
+            self.assertNotIn(text, summary)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -5,8 +5,8 @@ side by side); (2) factorial experiments (main effects, interaction); (3) trends
 nightly history with software changes and the regressions `tunebench check` stored; (4) hosts
 side by side (the comparison `tunebench compare --hosts … --format json` computed, which
 `tunebench report` hands over as --hosts-json) and thread-sweep curves; (5) the run's regression
-check (findings of `tunebench check`, noise floors of `tunebench calibrate`); (6) the newest
-recommendation of `tunebench tune`.
+check (findings of `tunebench check`, noise floors of `tunebench calibrate`); (6) tuning: the
+newest few recommendations of `tunebench tune` (none, no section).
 
 The report opens no database and has no SQL: it reads the stored rows from `tunebench export
 --format tables` (every column by name), so a column tunebench adds reaches it with no edit. It

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from .hosts import HostComparison
 from .load import ReportError, Tables
-from .stored import (HELPS, HURTS, Check, RunDetails, RunInfo, Trends, Tuning, compute_controls,
+from .stored import (HELPS, HURTS, Check, RunDetails, RunInfo, Trends, compute_controls,
                      compute_thread_sweep, compute_trends, factorial_of, finite, load_check, load_experiments,
-                     load_run_details, load_runs, load_tuning, select_run)
+                     load_run_details, load_runs, load_tunings, select_run)
 from .text import effect_text
 
 @dataclass
@@ -28,7 +28,8 @@ class Report:
     hosts_compared: HostComparison | None = None  # tunebench's comparison; None: not handed over
     threads: list = field(default_factory=list)
     controls: list = field(default_factory=list)  # of ControlResult, oldest run first
-    tuning: Tuning | None = None  # the newest recommendation of `tunebench tune`
+    tunings: list = field(default_factory=list)  # of Tuning: the newest of `tunebench tune` first
+    tunings_stored: int = 0  # how many the database holds (only the newest few are shown)
     warnings: list = field(default_factory=list)  # things that make results less trustworthy
     missing: dict = field(default_factory=dict)  # section -> [what is missing and why]
 
@@ -38,7 +39,7 @@ class Report:
 
 SECTIONS = {"run": "Run", "claims": "Claims vs measured", "factorial": "Factorial experiments",
             "trends": "Trends", "hosts": "Hosts side by side", "check": "Regression check",
-            "tune": "Your model: the recommended configuration"}
+            "tune": "Tuning"}
 
 
 def build_report(tables: Tables, run_spec: str, host_filter: list | None,
@@ -48,10 +49,8 @@ def build_report(tables: Tables, run_spec: str, host_filter: list | None,
     nothing."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     report = Report(tables.database, now, hosts_compared=hosts_compared)
-    report.tuning = load_tuning(tables)
-    if report.tuning is None:
-        report.lack("tune", "No recommendation in this database: `tunebench tune --model FILE --input "
-                            "SHAPE:DTYPE` (or a built-in model) makes one.")
+    # Without a recommendation the page and the summary have no tuning section at all.
+    report.tunings, report.tunings_stored = load_tunings(tables)
     if not tables.has("runs"):
         if run_spec != "latest":
             raise ReportError(f"--run {run_spec!r}: the database has no runs")

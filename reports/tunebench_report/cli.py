@@ -44,8 +44,8 @@ def draw_figures(report: Report) -> dict:
         figures["trends.png"] = drawn("trends.png", plot_trends, report.trends)
     figures["hosts.png"] = drawn("hosts.png", plot_throughput, report.hosts_compared)
     figures["threads.png"] = drawn("threads.png", plot_thread_sweep, report.threads)
-    if report.tuning:
-        figures["ladder.png"] = drawn("ladder.png", plot_ladder, report.tuning)
+    if report.tunings:  # the newest recommendation's ladder; the older ones are tables
+        figures["ladder.png"] = drawn("ladder.png", plot_ladder, report.tunings[0])
     return {name: png for name, png in figures.items() if png}
 
 

@@ -591,9 +591,10 @@ def ladder_rows(t: Tuning) -> list[dict]:
     rows = []
     for i, step in enumerate(t.recommendation.get("ladder", [])):
         kept = bool(step.get("kept"))
+        fate = "left out undecided" if step.get("undecided") else "dropped"
         rows.append({"label": f"{i + 1}. + {step.get('knob', '?')}",
                      "sub": (f"against {step.get('against', '?')}: kept" if kept
-                             else f"dropped: {step.get('why', '')}"),
+                             else f"{fate}: {step.get('why', '')}"),
                      "effect": step, "cumulative": step.get("cumulative") if kept else None})
     final = (t.recommendation.get("vs_default") or {}).get("time")
     if final:
@@ -635,7 +636,7 @@ def plot_ladder(t: Tuning) -> bytes | None:
         if c and math.isfinite(number(c.get("ratio"))):
             ax.plot([number(c.get("lo")), number(c.get("hi"))], [i + 0.3, i + 0.3], color="#333333", lw=1.2)
             ax.plot([number(c.get("ratio"))], [i + 0.3], marker="o", ms=6, color="#333333")
-        text.text(0.0, i - 0.1, short(e.get("text", ""), 40), fontsize=8.5, va="center")
+        text.text(0.0, i - 0.1, short(e.get("text") or "not measured", 40), fontsize=8.5, va="center")
         if c:
             text.text(0.0, i + 0.24, short("cumulative " + c.get("text", ""), 44), fontsize=8.5,
                       color="#555555", va="center")

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 
 from .assemble import Report
 from .figures import workload_label
 from .hosts import HostComparison
 from .stored import (DETECTED, EQUIVALENT, HELPS, HOLDS, HOST_BUSY, HURTS, INCONCLUSIVE, INSUFFICIENT, MISSED,
                      NO_EFFECT, NO_RESULT, NOISY, NOT_PRECISE, Check, Factorial, ThreadPoint, Trends, Tuning, verdict_kind)
-from .text import (claim_text, control_effects, controls_summary, effect_text, floors_caption, glance_groups, percent,
-                   verdict_words)
+from .text import (DROPPED, KEPT, UNDECIDED, agreement, agreement_line, certification_line, claim_text,
+                   control_effects, controls_summary, effect_text, final_effects, floors_caption, glance_groups,
+                   is_not_certified, ladder_product, ladder_steps, not_certified_text, percent, settings_text, stages,
+                   step_fate, stored_effect_text, value_text, verdict_words)
 
 def esc(value) -> str:
     return html.escape(str(value), quote=True)
@@ -205,15 +206,22 @@ def render_html(report: Report, figures: dict) -> str:
         parts.append(check_html(report.check))
     parts.append(notes_html(report, "check"))
 
-    # 6. The newest recommendation of `tunebench tune`
-    parts.append('<h2 id="tune">6. Your model: the recommended configuration</h2>')
-    if report.tuning:
+    # 6. The newest recommendations of `tunebench tune`: nothing without one
+    if report.tunings:
+        parts.append('<h2 id="tune">6. Tuning: the recommended configuration for your model</h2>')
         parts.append('<p class="meta">tunebench tune screens every knob on the model, adds the ones that '
                      "help best first, each measured against the configuration so far (kept only where it "
-                     "still helps), then measures the configuration against the defaults. The cumulative "
-                     "figure is the product of the kept steps, its interval from theirs; the final run is "
-                     "the measurement of the whole.</p>")
-        parts.append(tuning_html(report.tuning, figures.get("ladder.png")))
+                     "still helps, dropped where it is shown not to, left out where the budget left it "
+                     "undecided), then measures the configuration against the defaults. The cumulative "
+                     "figure is the product of the kept steps, its interval from theirs: an estimate; the "
+                     "final run is the measurement of the whole, the figure to act on. Every effect is "
+                     "on ÷ off of seconds per iteration with its 95 % interval, as tune printed it.</p>")
+        for i, t in enumerate(report.tunings):
+            parts.append(tuning_html(t, figures.get("ladder.png") if i == 0 else None))
+        if report.tunings_stored > len(report.tunings):
+            older = report.tunings_stored - len(report.tunings)
+            parts.append(f'<p class="meta">{older} older recommendation(s) in this database are not shown: '
+                         "<code>tunebench show UUID</code> prints any of them again.</p>")
     parts.append(notes_html(report, "tune"))
 
     if report.details and report.details.not_applicable:
@@ -374,34 +382,111 @@ def threads_table_html(points: list[ThreadPoint]) -> str:
     return "".join(rows)
 
 
+def stored_effect_html(e) -> str:
+    """An effect of a recommendation as tune printed it, escaped, its interval kept on one line."""
+    numbers, bracket, words = stored_effect_text(e).partition("] ")
+    return figure_html(numbers + "]") + " " + esc(words) if bracket else figure_html(numbers)
+
+
+FATE_CLASSES = {KEPT: "helps", DROPPED: "none", UNDECIDED: "imprecise"}
+
+
 def tuning_html(t: Tuning, png: bytes | None) -> str:
+    """One recommendation: whether its stages' controls certify it (first), the settings, the final
+    measurement beside the ladder's product, the ladder, what was left out, the stages, how to apply."""
     r = t.recommendation
-    settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in (r.get("resolved") or {}).items()) or "the defaults"
-    parts = [f'<p class="meta">Recommendation {esc(t.uuid[:8])} of {esc(t.created_at)} for '
-             f"<b>{esc(t.model)}</b> ({esc(r.get('mode', '?'))}, batch {esc(r.get('batch', '?'))}): "
-             f"<b>{esc(settings)}</b></p>"]
-    final = r.get("vs_default") or {}
-    single = r.get("vs_best_single") or {}
-    lines = [f"{esc(metric)} against the defaults: {esc(e.get('text', ''))}" for metric, e in final.items()]
-    lines += [f"{esc(metric)} against the best knob alone: {esc(e.get('text', ''))}" for metric, e in single.items()]
+    parts = [f"<h3>{breakable(t.model or r.get('model', '?'))} <span class=\"meta\">({esc(r.get('mode', '?'))}, "
+             f"batch {esc(r.get('batch', '?'))})</span></h3>",
+             f'<p class="meta">Tuning <code>{esc(t.uuid)}</code> of {esc(t.created_at)}'
+             + (f" · budget {esc(r['budget_s'])} s" if isinstance(r.get("budget_s"), (int, float)) else "")
+             + f" · <code>tunebench show {esc(t.uuid[:8])}</code> prints it as tune did</p>"]
+    uncertified = not_certified_text(r)
+    if uncertified:
+        parts.append(f'<div class="warn"><b>NOT CERTIFIED.</b> {esc(uncertified)}</div>')
+    settings = r.get("settings") if isinstance(r.get("settings"), dict) else {}
+    if settings:
+        parts.append(f'<p><b>Recommended:</b> <code>{esc(settings_text(r.get("resolved") or settings))}</code></p>')
+    else:
+        parts.append("<p><b>Recommended:</b> keep the defaults: no knob helped alone on this host.</p>")
+    parts.append(final_against_product_html(r))
+    parts.append(image_html(png, "the ladder: each knob added in turn, with the cumulative speed-up"))
+    parts.append(ladder_table_html(r))
+    left_out = [x for x in (r.get("left_out") or []) if isinstance(x, dict)]
+    if left_out:
+        parts.append('<p class="meta">Helped alone in the screen, and left out of the ladder:</p>'
+                     "<table><tr><th>knob</th><th>effect alone [95 % interval]</th><th>why left out</th></tr>"
+                     + "".join(f"<tr><td>{esc(x.get('knob', '?'))}</td>"
+                               f'<td class="num">{stored_effect_html(x)}</td><td>{esc(x.get("why", ""))}</td></tr>'
+                               for x in left_out) + "</table>")
+    parts.append(stages_html(r))
+    apply = r.get("apply") if isinstance(r.get("apply"), dict) else {}
+    code = [("launch", apply.get("launch"))] if apply.get("launch") else []
+    code += [("Python", line) for line in apply.get("python") or []] + [("C++", line) for line in apply.get("cpp") or []]
+    if code:
+        parts.append("<h4>How to apply it</h4><table>" + "".join(
+            f"<tr><th>{esc(k)}</th><td><code>{esc(v)}</code></td></tr>" for k, v in code) + "</table>")
+    return "".join(p for p in parts if p)
+
+
+def final_against_product_html(r: dict) -> str:
+    """The final measurement against the defaults beside the ladder's product, and whether they agree
+    (their intervals overlap) as tune printed it; then the other metrics and the best knob alone."""
+    finals = final_effects(r)
+    product = ladder_product(r)
+    time = dict(finals).get("time")
+    parts = []
+    if time is not None or product is not None:
+        agree = agreement(r)
+        verdict = ('<span class="chip helps">agree</span>' if agree
+                   else '<span class="chip hurts">DISAGREE</span>' if agree is False
+                   else "not compared (no kept step, or an end without an interval)")
+        parts.append("<table><tr><th>time: the final measurement against the defaults (the figure to act on)</th>"
+                     "<th>the ladder's product (the kept steps multiplied: an estimate)</th><th>do they agree?</th></tr>"
+                     f'<tr><td class="num">{stored_effect_html(time) if time is not None else "not measured"}</td>'
+                     f'<td class="num">{stored_effect_html(product) if product is not None else "no kept step"}</td>'
+                     f"<td>{verdict}</td></tr></table>")
+        line = agreement_line(r)
+        if line:
+            parts.append(f'<p class="{"warn" if agree is False else "meta"}">{esc(line)}</p>')
+    lines = [f"{esc(metric)} against the defaults: {stored_effect_html(e)}" for metric, e in finals if metric != "time"]
+    single = r.get("vs_best_single") if isinstance(r.get("vs_best_single"), dict) else {}
+    lines += [f"{esc(metric)} against {esc(settings_text(r.get('best_single')))} alone: {stored_effect_html(e)}"
+              for metric, e in single.items() if isinstance(e, dict)]
     if lines:
         parts.append('<div class="glance">' + "".join(f"<div>{line}</div>" for line in lines) + "</div>")
-    parts.append(image_html(png, "the ladder: each knob added in turn, with the cumulative speed-up"))
-    rows = "".join(
-        f"<tr><td>{i + 1}</td><td>{esc(s.get('knob', ''))}</td><td>{esc(s.get('against', ''))}</td>"
-        f"<td class=\"num\">{esc(s.get('text', '-'))}</td>"
-        f"<td>{'kept' if s.get('kept') else 'dropped: ' + esc(s.get('why', ''))}</td>"
-        f"<td class=\"num\">{esc((s.get('cumulative') or {}).get('text', '')) if s.get('kept') else ''}</td></tr>"
-        for i, s in enumerate(r.get("ladder", [])))
-    if rows:
-        parts.append("<table><tr><th>step</th><th>knob</th><th>measured against</th><th>effect [95 %]</th>"
-                     "<th>fate</th><th>cumulative (product of kept steps)</th></tr>" + rows + "</table>")
-    apply = r.get("apply") or {}
-    code = [("launch", apply.get("launch"))] if apply.get("launch") else []
-    code += [("Python", line) for line in apply.get("python", [])] + [("C++", line) for line in apply.get("cpp", [])]
-    if code:
-        parts.append("<h3>How to apply it</h3><table>" + "".join(
-            f"<tr><th>{esc(k)}</th><td><code>{esc(v)}</code></td></tr>" for k, v in code) + "</table>")
     return "".join(parts)
 
 
+def ladder_table_html(r: dict) -> str:
+    steps = ladder_steps(r)
+    if not steps:
+        return ""
+    rows = []
+    for i, s in enumerate(steps):
+        fate = step_fate(s)
+        more = f"<br><small>sampled on {esc(s['sampled_on'])} time(s)</small>" if s.get("sampled_on") else ""
+        cumulative = stored_effect_html(s.get("cumulative")) if fate == KEPT else ""
+        rows.append(f'<tr><td class="num">{i + 1}</td><td>{esc(s.get("knob", "?"))}'
+                    + (f"=<wbr>{esc(value_text(s['value']))}" if "value" in s else "") + "</td>"
+                    f"<td>{breakable(s.get('against', ''))}</td><td class=\"num\">{stored_effect_html(s)}</td>"
+                    f'<td class="verdict"><span class="chip {FATE_CLASSES[fate]}">{fate}</span>{more}</td>'
+                    f'<td class="num">{cumulative}</td><td>{esc(s.get("why", ""))}</td></tr>')
+    return ('<table class="effects"><tr><th>step</th><th>knob</th><th>measured against</th>'
+            "<th>effect [95 % interval]</th><th>kept / dropped / left out</th>"
+            "<th>cumulative (product of the kept steps)</th><th>why</th></tr>" + "".join(rows) + "</table>")
+
+
+def stages_html(r: dict) -> str:
+    """Each stage's run and whether its controls certify it, as tunebench stored it."""
+    runs = stages(r)
+    if not runs:
+        return ""
+    rows = []
+    for s in runs:
+        line = certification_line(s.get("certification"))
+        cell = (f"<b>{esc(line)}</b>" if is_not_certified(s.get("certification"))
+                else esc(line) if line else "no controls in this stage: nothing certified or not")
+        rows.append(f"<tr><td>{esc(s.get('stage', '?'))}</td><td><code>{esc(str(s.get('run', ''))[:8])}</code></td>"
+                    f"<td>{cell}</td></tr>")
+    return ("<table><tr><th>stage</th><th>run (<code>tunebench show RUN</code>)</th><th>its controls</th></tr>"
+            + "".join(rows) + "</table>")

@@ -4,12 +4,13 @@ and with Markdown's specials neutralised."""
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 from .assemble import SECTIONS, Report
-from .stored import HELPS, HURTS, INSUFFICIENT, NO_EFFECT, Check
-from .text import (claim_text, control_effects, controls_summary, effect_text, floors_caption, glance_groups, percent,
+from .stored import HELPS, HURTS, INSUFFICIENT, NO_EFFECT, Check, Tuning
+from .text import (KEPT, agreement, agreement_line, certification_line, claim_text, control_effects, controls_summary,
+                   effect_text, final_effects, floors_caption, glance_groups, ladder_product, ladder_steps,
+                   not_certified_text, percent, settings_text, stages, step_fate, stored_effect_text, value_text,
                    verdict_words)
 
 def md(value) -> str:
@@ -36,6 +37,50 @@ def check_markdown(check: Check) -> list:
                      for f in check.floors)
     else:
         lines.append(md(check.floors_note))
+    lines.append("")
+    return lines
+
+
+def tuning_markdown(t: Tuning) -> list:
+    """A recommendation of `tunebench tune`: its certification first, the settings, the final
+    measurement beside the ladder's product, the ladder, the stages."""
+    r = t.recommendation
+    lines = [f"### Tuning: {md(t.model or r.get('model', '?'))} ({md(r.get('mode', '?'))}, batch {md(r.get('batch', '?'))})",
+             "", f"Tuning {md(t.uuid)} of {md(t.created_at)}  "]
+    uncertified = not_certified_text(r)
+    if uncertified:
+        lines.append(f"**NOT CERTIFIED.** {md(uncertified)}  ")
+    settings = r.get("settings") if isinstance(r.get("settings"), dict) else {}
+    lines.append(f"**Recommended:** {md(settings_text(r.get('resolved') or settings))}  " if settings
+                 else "**Recommended:** keep the defaults: no knob helped alone on this host  ")
+    finals = final_effects(r)
+    time, product = dict(finals).get("time"), ladder_product(r)
+    if time is not None or product is not None:
+        agree = agreement(r)
+        lines.append(f"time against the defaults (final measurement): "
+                     f"{md(stored_effect_text(time)) if time is not None else 'not measured'} · "
+                     f"the ladder's product: {md(stored_effect_text(product)) if product is not None else 'no kept step'} · "
+                     + ("**they agree**" if agree else "**they DISAGREE**" if agree is False else "not compared") + "  ")
+        if agree is False:
+            lines.append(md(agreement_line(r)) + "  ")
+    lines.extend(f"{md(metric)} against the defaults: {md(stored_effect_text(e))}  " for metric, e in finals if metric != "time")
+    single = r.get("vs_best_single") if isinstance(r.get("vs_best_single"), dict) else {}
+    lines.extend(f"{md(metric)} against {md(settings_text(r.get('best_single')))} alone: {md(stored_effect_text(e))}  "
+                 for metric, e in single.items() if isinstance(e, dict))
+    steps = ladder_steps(r)
+    if steps:
+        lines += ["", "| step | knob | measured against | effect [95 % interval] | kept / dropped / left out | "
+                      "cumulative (product of the kept steps) | why |", "|---|---|---|---|---|---|---|"]
+        for i, s in enumerate(steps):
+            fate = step_fate(s)
+            knob = f"{s.get('knob', '?')}" + (f"={value_text(s['value'])}" if "value" in s else "")
+            cumulative = stored_effect_text(s.get("cumulative")) if fate == KEPT else ""
+            lines.append(f"| {i + 1} | {md(knob)} | {md(s.get('against', ''))} | {md(stored_effect_text(s))} | "
+                         f"{md(fate)} | {md(cumulative)} | {md(s.get('why', ''))} |")
+    certified = [f"{md(s.get('stage', '?'))}: {md(certification_line(s.get('certification')))}"
+                 for s in stages(r) if certification_line(s.get("certification"))]
+    if certified:
+        lines += ["", "**Stages:** " + "; ".join(certified)]
     lines.append("")
     return lines
 
@@ -91,13 +136,11 @@ def render_markdown(report: Report, html_path: Path) -> str:
     else:
         lines.append("## tunebench report")
         lines.append("")
-    if report.tuning:
-        r = report.tuning.recommendation
-        settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in (r.get("resolved") or {}).items()) or "the defaults"
-        lines.append(f"**Recommended for {md(report.tuning.model)}** ({md(r.get('mode', '?'))}, batch "
-                     f"{md(r.get('batch', '?'))}): {md(settings)}  ")
-        for metric, e in (r.get("vs_default") or {}).items():
-            lines.append(f"{md(metric)} against the defaults: {md(e.get('text', ''))}  ")
+    for t in report.tunings:
+        lines.extend(tuning_markdown(t))
+    if report.tunings_stored > len(report.tunings):
+        lines.append(f"{report.tunings_stored - len(report.tunings)} older recommendation(s) not shown: "
+                     "`tunebench show UUID` prints any of them again.")
         lines.append("")
     if report.warnings:
         lines.append("**Read with care:**")

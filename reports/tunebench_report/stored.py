@@ -597,19 +597,22 @@ def compute_thread_sweep(tables: Tables, runs: list[RunInfo], hosts: list[str]) 
     points.sort(key=lambda p: (p.workload, p.host, p.threads))
     return points
 
+TUNINGS_SHOWN = 3  # the newest recommendations the report shows; `tunebench show UUID` prints any
+
+
 @dataclass
 class Tuning:
-    """The newest recommendation of `tunebench tune` (the tunings table), as tunebench stored it."""
+    """A recommendation of `tunebench tune` (a row of the tunings table), as tunebench stored it."""
     uuid: str
     created_at: str
     model: str
     recommendation: dict
 
 
-def load_tuning(tables: Tables) -> Tuning | None:
-    """The newest recommendation (by created_at, then stored order); None without one."""
+def load_tunings(tables: Tables, limit: int = TUNINGS_SHOWN) -> tuple[list[Tuning], int]:
+    """The newest `limit` recommendations, newest first (by created_at, then the later stored), and
+    how many the database holds."""
     rows = list(enumerate(tables.rows("tunings")))
-    if not rows:
-        return None
-    _, row = max(rows, key=lambda ir: (ir[1].get("created_at") or "", ir[0]))
-    return Tuning(row.get("uuid"), row.get("created_at"), row.get("model"), _json_object(row.get("recommendation")))
+    rows.sort(key=lambda ir: (ir[1].get("created_at") or "", ir[0]), reverse=True)
+    return ([Tuning(row.get("uuid") or "", row.get("created_at") or "", row.get("model") or "",
+                    _json_object(row.get("recommendation"))) for _, row in rows[:limit]], len(rows))
