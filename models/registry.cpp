@@ -61,9 +61,12 @@ std::vector<PresetSummary> summarize_all() {
         s.model = d->name;
         s.preset = p.name;
         s.description = p.description;
-        s.note = d->python ? "a model from a Python file: its options path and class say what it "
-                             "is; its get_example_inputs() gives its inputs"
-                           : "a model from a file: its options path and inputs say what it is";
+        s.note = !d->python ? "a model from a file: its options path and inputs say what it is"
+                 : p.name == "export"
+                     ? "a torch.export archive: its option path says what it is; the example "
+                       "inputs it holds (or its option inputs) give its inputs"
+                     : "a model from a Python file: its options path and class say what it "
+                       "is; its get_example_inputs() gives its inputs";
         out.push_back(s);
         continue;
       }

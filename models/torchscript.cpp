@@ -53,10 +53,10 @@ std::string load_error(const std::string& path, const std::string& what) {
   const std::string line = first_line(what);
   if (is_export_archive(path)) {
     return fmt::format(
-        "{} is a torch.export archive (torch.export.save or an AOTInductor package, .pt2), not "
-        "TorchScript: tunebench loads neither. Give it the model as TorchScript "
-        "(torch.jit.save(torch.jit.trace(model, inputs), \"model.pt\"), with its --input), or "
-        "the Python file that defines the module (--model my_model.py, with the pypi build)",
+        "{} is a torch.export archive (torch.export.save or an AOTInductor package), not "
+        "TorchScript, which the C++ worker loads. Give a torch.export.save archive by a name "
+        "ending in .pt2 (the pypi build's Python worker runs it), or the model as TorchScript "
+        "(torch.jit.save(torch.jit.trace(model, inputs), \"model.pt\"), with its --input)",
         path);
   }
   if (what.find("file format version") != std::string::npos ||

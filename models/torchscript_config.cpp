@@ -109,6 +109,19 @@ std::string describe_inputs(const std::vector<FileInput>& inputs) {
   return out;
 }
 
+std::vector<FileInput> parse_inputs(const json& v) {
+  if (!v.is_array() || v.empty()) throw std::string("must be a list of one or more inputs");
+  std::vector<FileInput> inputs;
+  for (size_t i = 0; i < v.size(); ++i) inputs.push_back(parse_input(v[i], i));
+  return inputs;
+}
+
+json to_json(const std::vector<FileInput>& inputs) {
+  json out = json::array();
+  for (const auto& input : inputs) out.push_back(to_json(input));
+  return out;
+}
+
 json to_json(const FileInput& input) {
   json j = {{"shape", input.shape}, {"dtype", input.dtype}};
   if (is_integer_dtype(input.dtype)) {
@@ -179,18 +192,8 @@ const ModelFamily<TorchScriptConfig>& torchscript_family() {
         [](const TorchScriptConfig& c) { return json(c.path); }},
        {{"inputs",
          "a list of inputs, each {\"shape\": [sizes per sample], \"dtype\": \"float32\", ...}"},
-        [](TorchScriptConfig& c, const json& v) {
-          if (!v.is_array() || v.empty()) {
-            throw std::string("must be a list of one or more inputs");
-          }
-          c.inputs.clear();
-          for (size_t i = 0; i < v.size(); ++i) c.inputs.push_back(parse_input(v[i], i));
-        },
-        [](const TorchScriptConfig& c) {
-          json out = json::array();
-          for (const auto& input : c.inputs) out.push_back(to_json(input));
-          return out;
-        }}},
+        [](TorchScriptConfig& c, const json& v) { c.inputs = parse_inputs(v); },
+        [](const TorchScriptConfig& c) { return to_json(c.inputs); }}},
       torchscript_stats,
       [](const TorchScriptConfig& c, const std::string& preset) {
         if (c.path.empty() || c.inputs.empty()) {

@@ -40,6 +40,10 @@ std::string describe_inputs(const std::vector<FileInput>& inputs);
 // one input; throws InvalidSpec with what a valid one looks like.
 FileInput parse_input_argument(const std::string& text);
 nlohmann::json to_json(const FileInput& input);
+// The option inputs: a list of one or more inputs, each as a suite gives one; throws the message
+// fragment options take (models/family.h).
+std::vector<FileInput> parse_inputs(const nlohmann::json& v);
+nlohmann::json to_json(const std::vector<FileInput>& inputs);
 
 const ModelFamily<TorchScriptConfig>& torchscript_family();
 

@@ -3,6 +3,9 @@
 # stdout and stderr together into OUT. expect(TEXT HAYSTACK WHAT): fails unless TEXT is in it.
 # expect_sql(DB QUERY WANTED WHY): fails with WHY unless sqlite3 prints WANTED for QUERY on DB.
 # run_cmd(RC OUT DIR command…): the same for any command, run in DIR.
+# expect_absent(FILE WHY): fails with WHY unless FILE does not exist (nothing was written).
+# expect_arms(DB KNOB EXPR WANTED WHY): fails with WHY unless EXPR (SQL of a trial's evidence) is,
+# for one trial of each arm of experiment KNOB.*, WANTED as "off=…,on=…".
 function(run_cmd expected_rc out_var dir)
   execute_process(COMMAND ${ARGN} WORKING_DIRECTORY ${dir}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -30,6 +33,18 @@ function(expect_sql db query wanted why)
   if(NOT got STREQUAL "${wanted}")
     message(FATAL_ERROR "${why}: expected ${wanted}, got '${got}'")
   endif()
+endfunction()
+
+function(expect_absent file why)
+  if(EXISTS ${file})
+    message(FATAL_ERROR "${why}: ${file} was written")
+  endif()
+endfunction()
+
+function(expect_arms db knob expr wanted why)
+  expect_sql(${db} "SELECT group_concat(arm || '=' || (${expr}), ',') FROM (SELECT arm, evidence
+                    FROM trials WHERE experiment LIKE '${knob}.%' GROUP BY arm ORDER BY arm)"
+             "${wanted}" "${why}")
 endfunction()
 
 # One sqlite3 query of `db`, its output in out_var; a failed query stops the test.

@@ -26,8 +26,8 @@ TEST(Registry, EveryModelHasItsCatalogPresets) {
   EXPECT_EQ(models::preset_names("gpt"), (std::vector<std::string>{"tiny", "small", "gpt2"}));
   EXPECT_EQ(models::preset_names("dlrm"), (std::vector<std::string>{"tiny", "kaggle"}));
   EXPECT_EQ(models::preset_names("torchscript"), (std::vector<std::string>{"file"}));
-  EXPECT_EQ(models::preset_names("python"), (std::vector<std::string>{"file"}));
-  EXPECT_EQ(models::summarize_all().size(), 9u);
+  EXPECT_EQ(models::preset_names("python"), (std::vector<std::string>{"file", "export"}));
+  EXPECT_EQ(models::summarize_all().size(), 10u);
 }
 
 // The registry is one list of descriptors; each names its presets and its options with their

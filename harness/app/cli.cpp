@@ -69,15 +69,17 @@ Subcommand add_run(CLI::App& app, const std::string& command_line) {
   auto* model = cmd->add_option(
       "--model", o->model.path,
       "instead of a suite: your own model, a TorchScript archive (torch.jit.save, with its "
+      "--input), a torch.export archive (torch.export.save, .pt2: its example inputs, or "
       "--input) or a Python file (.py) with a torch.nn.Module class that has "
-      "get_example_inputs() (the pypi build's Python worker runs it); the run "
+      "get_example_inputs() (the pypi build's Python worker runs those two); the run "
       "tries every catalog knob that can run on the CPU on it (those it does not offer are listed "
       "with the reason), with an A/A and a +3 % control, and prints the plan first");
   model->excludes(suite)->excludes(resume);
   cmd->add_option("--input", o->model.inputs,
                   "with --model: one input of its forward, per sample, as SHAPE:DTYPE "
                   "(3x224x224:float32), or for integers SHAPE:DTYPE:HIGH or SHAPE:DTYPE:LOW:HIGH "
-                  "(128:int64:50257: token ids below 50257); once per input, in order")
+                  "(128:int64:50257: token ids below 50257); once per input, in order; for a "
+                  ".pt2, in place of the example inputs it holds")
       ->needs(model);
   cmd->add_option("--class", o->model.model_class,
                   "with a Python file: the class (or function) that makes the module, where the "
@@ -159,9 +161,11 @@ Subcommand add_tune(CLI::App& app, const std::string& command_line) {
       "Prints the ladder, the recommendation with its intervals and how to apply it (launch "
       "line, Python and C++), and stores all of it");
   cmd->add_option("--model", o->run.model.path,
-                  "your model: a TorchScript archive (torch.jit.save, with its --input), a Python "
-                  "file (.py) with a torch.nn.Module class that has get_example_inputs() (on the "
-                  "pypi build), or a built-in model (resnet50, gpt, dlrm: see tunebench models)")
+                  "your model: a TorchScript archive (torch.jit.save, with its --input), a "
+                  "torch.export archive (torch.export.save, .pt2: its example inputs, or --input) "
+                  "or a Python file (.py) with a torch.nn.Module class that has "
+                  "get_example_inputs() (these two on the pypi build), or a built-in model "
+                  "(resnet50, gpt, dlrm: see tunebench models)")
       ->required();
   cmd->add_option("--class", o->run.model.model_class,
                   "with a Python file: the class (or function) that makes the module, where the "
@@ -171,7 +175,7 @@ Subcommand add_tune(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--input", o->run.model.inputs,
                   "with a file: one input of its forward, per sample, as SHAPE:DTYPE "
                   "(3x224x224:float32), or for integers SHAPE:DTYPE:HIGH or SHAPE:DTYPE:LOW:HIGH; "
-                  "once per input, in order");
+                  "once per input, in order; for a .pt2, in place of the example inputs it holds");
   cmd->add_option_function<std::string>(
          "--mode",
          [o](const std::string& mode) {

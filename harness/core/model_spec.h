@@ -33,6 +33,10 @@ struct ModelOffer {
   // other knob is not applicable to it); both empty for a TorchScript archive.
   std::string model_class;
   std::vector<std::string> knobs;
+  // A torch.export archive's (run in the Python worker): format "torch.export", and what the
+  // plan says of it (its graph keeps the mode it was exported in); both empty otherwise.
+  std::string format;
+  std::string note;
 };
 inline nlohmann::json to_json(const ModelOffer& offer) {
   nlohmann::json j = {
@@ -41,6 +45,8 @@ inline nlohmann::json to_json(const ModelOffer& offer) {
       {"inputs", offer.inputs}};
   if (!offer.model_class.empty()) j["class"] = offer.model_class;
   if (!offer.knobs.empty()) j["knobs"] = offer.knobs;
+  if (!offer.format.empty()) j["format"] = offer.format;
+  if (!offer.note.empty()) j["note"] = offer.note;
   return j;
 }
 

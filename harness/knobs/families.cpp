@@ -161,7 +161,7 @@ std::string file_model_reason(const Knob& knob, const models::ModelOffer* offer)
   if (offer && !offer->knobs.empty()) {
     if (std::find(offer->knobs.begin(), offer->knobs.end(), knob.id) == offer->knobs.end()) {
       return "the Python worker (models/python/worker.py) does not run it on a model from a "
-             "Python file";
+             "Python file or a torch.export archive";
     }
     if (knob.needs == Needs::twin) return "";  // compile: torch.compile of the user's module
   }

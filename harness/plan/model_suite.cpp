@@ -26,6 +26,19 @@ json experiment(const std::string& knob, const json& model) {
   return x;
 }
 
+// The --input arguments as the option inputs holds them, checked.
+json parsed_inputs(const ModelRequest& request) {
+  json inputs = json::array();
+  for (const auto& text : request.inputs) {
+    try {
+      inputs.push_back(models::to_json(models::parse_input_argument(text)));
+    } catch (const models::InvalidSpec& e) {
+      throw suite::SuiteError(e.what());
+    }
+  }
+  return inputs;
+}
+
 // The model as a suite's experiment names it, checked: {model, preset, mode[, options]}.
 json model_fields(const ModelRequest& request) {
   if (request.batch < 1) {
@@ -41,32 +54,33 @@ json model_fields(const ModelRequest& request) {
       }
       throw suite::SuiteError(
           fmt::format("--model {}: no such file, and not a built-in model ({}); give the path of a "
-                      "TorchScript archive, of a Python file (.py) or one of those names",
+                      "TorchScript archive, of a torch.export archive (.pt2), of a Python file "
+                      "(.py) or one of those names",
                       request.builtin, valid));
     }
     return {
         {"model", request.builtin}, {"preset", request.preset}, {"mode", to_string(request.mode)}};
   }
   const std::string path = std::filesystem::absolute(request.path).lexically_normal().string();
+  if (request.python() && !request.exported() && !request.inputs.empty()) {
+    throw suite::SuiteError(fmt::format(
+        "--model {}: a model from a Python file gives its own inputs (get_example_inputs()); "
+        "--input is for a TorchScript archive or a torch.export archive (.pt2)",
+        request.path));
+  }
+  if (!request.model_class.empty() && (!request.python() || request.exported())) {
+    throw suite::SuiteError(fmt::format(
+        "--model {}: --class names the class in a Python file (.py); a {} is one module",
+        request.path, request.exported() ? "torch.export archive" : "TorchScript archive"));
+  }
   if (request.python()) {
-    if (!request.inputs.empty()) {
-      throw suite::SuiteError(fmt::format(
-          "--model {}: a model from a Python file gives its own inputs (get_example_inputs()); "
-          "--input is for a TorchScript archive",
-          request.path));
-    }
     json options = {{"path", path}};
     if (!request.model_class.empty()) options["class"] = request.model_class;
+    if (!request.inputs.empty()) options["inputs"] = parsed_inputs(request);
     return {{"model", "python"},
-            {"preset", "file"},
+            {"preset", request.exported() ? "export" : "file"},
             {"mode", to_string(request.mode)},
             {"options", options}};
-  }
-  if (!request.model_class.empty()) {
-    throw suite::SuiteError(fmt::format(
-        "--model {}: --class names the class in a Python file (.py); a TorchScript archive is "
-        "one module",
-        request.path));
   }
   if (request.inputs.empty()) {
     throw suite::SuiteError(fmt::format(
@@ -75,31 +89,24 @@ json model_fields(const ModelRequest& request) {
         "50257); the batch (--batch) is their first dimension",
         request.path));
   }
-  json inputs = json::array();
-  for (const auto& text : request.inputs) {
-    try {
-      inputs.push_back(models::to_json(models::parse_input_argument(text)));
-    } catch (const models::InvalidSpec& e) {
-      throw suite::SuiteError(e.what());
-    }
-  }
   return {{"model", "torchscript"},
           {"preset", "file"},
           {"mode", to_string(request.mode)},
-          {"options", {{"path", path}, {"inputs", inputs}}}};
+          {"options", {{"path", path}, {"inputs", parsed_inputs(request)}}}};
 }
 
 // What the model is, for a suite's description.
 std::string described(const ModelRequest& request, const json& model) {
   std::string what = request.name();
-  if (request.python()) {
+  if (request.python() && !request.exported()) {
     what = model["options"]["path"].get<std::string>() +
            (request.model_class.empty() ? "" : " (class " + request.model_class + ")");
   } else if (request.builtin.empty()) {
     std::vector<models::FileInput> parsed;  // checked by model_fields
     for (const auto& text : request.inputs) parsed.push_back(models::parse_input_argument(text));
-    what = fmt::format("{} ({})", model["options"]["path"].get<std::string>(),
-                       models::describe_inputs(parsed));
+    what = fmt::format(
+        "{} ({})", model["options"]["path"].get<std::string>(),
+        parsed.empty() ? "the example inputs it holds" : models::describe_inputs(parsed));
   }
   return fmt::format("{}, {}, batch {}", what, to_string(request.mode), request.batch);
 }
@@ -134,7 +141,11 @@ std::string stem(const ModelRequest& request) {
 }  // namespace
 
 bool ModelRequest::python() const {
-  return builtin.empty() && std::filesystem::path(path).extension() == ".py";
+  return builtin.empty() && (std::filesystem::path(path).extension() == ".py" || exported());
+}
+
+bool ModelRequest::exported() const {
+  return builtin.empty() && std::filesystem::path(path).extension() == ".pt2";
 }
 
 std::string ModelRequest::name() const {

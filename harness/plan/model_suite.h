@@ -15,12 +15,14 @@
 namespace tunebench::plan {
 
 struct ModelRequest {
-  std::string path;                 // the TorchScript archive or Python file (.py); or
+  std::string path;                 // the TorchScript archive, torch.export archive (.pt2) or
+                                    // Python file (.py); or
   std::string builtin;              // a built-in model (models/registry.def: resnet50, gpt, dlrm)
   std::string preset = "tiny";      // with builtin: its preset
   std::vector<std::string> inputs;  // as --input gives each: SHAPE:DTYPE[:LOW]:HIGH
   std::string model_class;          // with a Python file: the class that makes the module
-  bool python() const;              // path names a Python file (.py)
+  bool python() const;    // path names what the Python worker runs: a Python file (.py) or
+  bool exported() const;  // a torch.export archive (.pt2: model python, preset export)
   Mode mode = Mode::infer;
   int64_t batch = 8;
   // How messages name it: the file's path, or "resnet50 (preset tiny)".

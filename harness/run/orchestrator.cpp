@@ -102,11 +102,14 @@ std::string refusal(const std::vector<TrialSpec>& trials, const plan::Plan& plan
 void print_plan(const suite::Suite& suite, const plan::Plan& plan, const plan::ModelOffers& offers,
                 size_t trials) {
   for (const auto& [path, o] : offers) {
+    const std::string what = !o.format.empty()        ? " (" + o.format + " archive"
+                             : !o.model_class.empty() ? " (class " + o.model_class
+                                                      : "";
     std::cerr << fmt::format(
-        "model {}{}: {} parameters{}, output a {}, sha256 {}; 2-D convolution: {}\n", path,
-        o.model_class.empty() ? "" : " (class " + o.model_class + ", in the Python worker)",
-        models::with_commas(o.parameters), o.trainable ? " (trainable)" : "", o.output,
-        o.sha256.substr(0, 12), o.conv2d ? "yes" : "no");
+        "model {}{}: {} parameters{}, output a {}, sha256 {}; 2-D convolution: {}{}\n", path,
+        what.empty() ? "" : what + ", in the Python worker)", models::with_commas(o.parameters),
+        o.trainable ? " (trainable)" : "", o.output, o.sha256.substr(0, 12),
+        o.conv2d ? "yes" : "no", o.note.empty() ? "" : "; " + o.note);
   }
   size_t runs = 0;
   for (const auto& p : plan.experiments) runs += p.not_applicable.empty() ? 1 : 0;

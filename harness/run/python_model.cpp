@@ -23,9 +23,11 @@ using nlohmann::json;
 // inspect_step), in words; and `err` without those lines.
 constexpr const char* kStepMarker = "tunebench inspect step: ";
 
-std::string step_in_words(const std::string& step, const std::string& model_class) {
-  const std::string module = model_class.empty() ? "the module" : model_class + "()";
+std::string step_in_words(const std::string& step, const models::PythonModelConfig& config) {
+  const std::string module = config.model_class.empty() ? "the module" : config.model_class + "()";
+  if (step == "load" && config.exported) return "torch.export.load of the archive";
   if (step == "load") return "the import of the file, " + module + " or get_example_inputs()";
+  if (step == "forward" && config.exported) return "its forward on the archive's inputs";
   if (step == "forward") return "its forward on get_example_inputs()'s inputs";
   if (step == "backward") return "its training step (forward, then backward of its loss)";
   return "starting the Python worker (importing torch)";
@@ -58,20 +60,21 @@ models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool tr
   const std::string& python = build_paths::torch_python();
   if (python.empty() || access(python.c_str(), X_OK) != 0) {
     throw models::InvalidSpec(fmt::format(
-        "{}: a model from a Python file runs in the Python worker, which needs the Python torch "
-        "this build's LibTorch comes from: this build has none (the pypi build has). Run it with "
-        "the pypi build, or save the model as TorchScript (torch.jit.save(torch.jit.script(m), "
-        "\"model.pt\")) and give that file, with its --input",
-        path));
+        "{}: a {} runs in the Python worker, which needs the Python torch this build's LibTorch "
+        "comes from: this build has none (the pypi build has). Run it with the pypi build, or "
+        "save the model as TorchScript (torch.jit.save(torch.jit.script(m), \"model.pt\")) and "
+        "give that file, with its --input",
+        path, config.exported ? "torch.export archive" : "model from a Python file"));
   }
   knobs::ProcessSetup setup;
   knobs::run_in_python_worker(setup);
   std::vector<std::string> argv = setup.launcher;
   argv.push_back(setup.executable);
   argv.push_back("inspect");
-  const json request = {{"options", {{"path", path}, {"class", config.model_class}}},
-                        {"batch", batch},
-                        {"train", train}};
+  json options = {{"path", path}, {"class", config.model_class}};
+  if (!config.inputs.empty()) options["inputs"] = models::to_json(config.inputs);
+  const json request = {
+      {"preset", spec.preset}, {"options", options}, {"batch", batch}, {"train", train}};
   // Started as a worker is (its own process group, killed with it; pipes, no files), with a
   // deadline: a model whose forward never returns must not hang the run.
   const orchestrator::WorkerOutcome ran =
@@ -82,7 +85,7 @@ models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool tr
     throw models::InvalidSpec(fmt::format(
         "{}: {} did not return within {} s (the experiment's timeout_s); the Python worker's "
         "process group was killed. Make it return, or give the suite a larger timeout_s",
-        path, step_in_words(step, config.model_class), timeout_s));
+        path, step_in_words(step, config), timeout_s));
   }
   json answer = json::parse(ran.out, nullptr, /*allow_exceptions=*/false);
   if (answer.is_discarded() || !answer.is_object()) {
@@ -101,6 +104,8 @@ models::ModelOffer inspect(const models::ModelSpec& spec, int64_t batch, bool tr
     offer.inputs = answer.at("inputs");
     offer.model_class = answer.at("class").get<std::string>();
     offer.knobs = answer.at("knobs").get<std::vector<std::string>>();
+    offer.format = answer.value("format", "");
+    offer.note = answer.value("note", "");
   } catch (const json::exception& e) {
     throw models::InvalidSpec(
         fmt::format("{}: the Python worker's answer is not an offer: {}", path, e.what()));

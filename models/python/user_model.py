@@ -84,12 +84,12 @@ def _as_tensors(torch, value, what):
     raise ModelError(f"{what} returned {kind}: tunebench needs a tensor or a tuple of tensors")
 
 
-def _resized(torch, inputs, batch, path):
+def _resized(torch, inputs, batch, path, what="get_example_inputs() gave inputs"):
     """Each input with its rows repeated (or cut) to `batch`: the suite's batch is dimension 0."""
     firsts = {t.shape[0] if t.dim() > 0 else None for t in inputs}
     if None in firsts or len(firsts) != 1:
         shapes = ", ".join(str(list(t.shape)) for t in inputs)
-        raise ModelError(f"{path}: get_example_inputs() gave inputs of shapes {shapes}; tunebench "
+        raise ModelError(f"{path}: {what} of shapes {shapes}; tunebench "
                          f"needs each to have the batch as its first dimension, the same in all")
     rows = firsts.pop()
     if rows == batch:
@@ -161,6 +161,24 @@ def load(torch, options, batch, seed):
     return model, _resized(torch, inputs, batch, path), wanted
 
 
+def load_model(torch, model, batch, seed):
+    """load() of a Python file (preset "file"), or export_archive.load() of a torch.export
+    archive (preset "export"): (module, inputs, class name; "" for an archive)."""
+    if model.get("preset") == "export":
+        import export_archive
+        return export_archive.load(torch, model.get("options", {}), batch, seed)
+    return load(torch, model.get("options", {}), batch, seed)
+
+
+def set_mode(model, train):
+    """model.train(train), but for a module torch.export made: its graph keeps the mode it was
+    exported in, and its train() and eval() raise NotImplementedError."""
+    try:
+        model.train(train)
+    except NotImplementedError:
+        pass
+
+
 def describe_input(torch, t):
     """An input as tunebench's suites give one: its shape per sample and dtype."""
     out = {"shape": list(t.shape[1:]) or [1], "dtype": str(t.dtype).replace("torch.", "")}
@@ -170,11 +188,14 @@ def describe_input(torch, t):
 
 
 def has_conv2d(torch, model):
-    return any(isinstance(m, torch.nn.Conv2d) for m in model.modules())
+    return first_conv_weight(torch, model) is not None
 
 
 def first_conv_weight(torch, model):
+    """The first Conv2d's weight; in a module torch.export made (no Conv2d modules), the weight of
+    its graph's first 2-D convolution."""
     for m in model.modules():
         if isinstance(m, torch.nn.Conv2d):
             return m.weight
-    return None
+    import export_archive
+    return export_archive.first_conv_weight(torch, model)

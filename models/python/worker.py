@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """tunebench's worker in Python: the same protocol as the C++ worker (`tunebench worker`), for what
-needs Python torch — a user's model from a Python file (models/python/user_model.py), torch.compile
+needs Python torch — a user's model from a Python file (models/python/user_model.py) or a
+torch.export archive (models/python/export_archive.py), torch.compile
 in training (knob compile) and the Python frontend against the C++ one on the same LibTorch (knob
 worker_build = "python").
 
   PYTHON models/python/worker.py worker < REQUEST_JSON
-  PYTHON models/python/worker.py inspect < {"options": {...}, "batch": N, "train": BOOL}
+  PYTHON models/python/worker.py inspect < {"preset": P, "options": {...}, "batch": N, "train": BOOL}
 
 `worker` reads one request as the C++ worker does (harness/core/records.h): a TrialSpec (one arm
 alone, its TrialResult on stdout), a PairedSpec ("paired": true: both arms in this process,
@@ -15,7 +16,8 @@ Python model, runs its forward once (and in training a backward of its loss) and
 offers the knobs (harness/core/model_spec.h, ModelOffer), or {"error": ...} and exit 2.
 
 Two kinds of model:
-- a user's model (model "python": options path and class): the step is the user's forward, in
+- a user's model (model "python": options path and class; preset "export", a torch.export
+  archive's module, options path and inputs): the step is the user's forward, in
   training its loss (user_model.loss_of), backward and SGD (lr 1e-3, momentum 0.9), and the knobs
   in USER_KNOBS act on it as the C++ worker's do on a built-in model, each read back as the same
   evidence;
@@ -262,8 +264,8 @@ class Arm:
         self.target, self.evidence = None, {}
         if self.user:
             try:
-                self.model, self.inputs, _ = user_model.load(torch, spec["model"].get("options", {}),
-                                                             int(spec["batch"]), seed)
+                self.model, self.inputs, _ = user_model.load_model(torch, spec["model"],
+                                                                   int(spec["batch"]), seed)
             except user_model.ModelError as e:
                 raise TrialError(str(e))
             self.path = spec["model"]["options"]["path"]
@@ -275,7 +277,7 @@ class Arm:
             self.model, self.inputs, self.target, name, config = self.twin(twins, spec)
             self.twin_loss = lambda run: twins.loss(name, self.model, run, self.inputs, self.target)
             self.evidence["model"] = config
-        self.model.train(self.train)
+        user_model.set_mode(self.model, self.train)
         self.layout()
         self.forward, self.calls = self.compiled(), [0]
         self.optimizer = self.make_optimizer() if self.train else None
@@ -617,6 +619,11 @@ def run_resident(request, lines, out):
     return 0
 
 
+# What the plan says of a torch.export archive's module (export_archive.py).
+EXPORTED_NOTE = ("its graph keeps the mode it was exported in (dropout, batch norm): train() and "
+                 "eval() of an exported module are not supported")
+
+
 def inspect_step(step):
     """Says on stderr which step inspect is in: the orchestrator names it should it not return
     within its deadline (harness/run/python_model.cpp reads the last such line)."""
@@ -629,12 +636,16 @@ INSPECT_STEP = "tunebench inspect step: "
 
 def inspect(request):
     """What a Python model offers the knobs (harness/core/model_spec.h, ModelOffer)."""
+    options, batch = request.get("options", {}), int(request.get("batch", 1))
+    exported = request.get("preset") == "export"
+    if exported:
+        import export_archive
+        export_archive.check_layout(os.path.abspath(options.get("path", "")))
     torch = import_torch()
     import user_model
     torch.set_num_threads(1)  # the orchestrator only reads; the workers measure
-    options, batch = request.get("options", {}), int(request.get("batch", 1))
     inspect_step("load")
-    model, inputs, name = user_model.load(torch, options, batch, 1)
+    model, inputs, name = user_model.load_model(torch, request, batch, 1)
     path = os.path.abspath(options.get("path", ""))
     inspect_step("forward")
     try:
@@ -642,33 +653,41 @@ def inspect(request):
             out = model(*inputs)
     except Exception as e:
         shapes = ", ".join(f"[{', '.join(map(str, t.shape))}] {str(t.dtype)[6:]}" for t in inputs)
+        given = ("as --input gives them" if options.get("inputs")
+                 else "the example inputs' rows repeated to it")
+        takes = f"; its graph takes {export_archive.takes(model)}" if exported else ""
         raise user_model.ModelError(
-            f"{path}: its forward rejected inputs of shapes {shapes} (batch {batch}: the "
-            f"example inputs' rows repeated to it): {user_model._first_line(e)}")
+            f"{path}: its forward rejected inputs of shapes {shapes} (batch {batch}: {given}"
+            f"{takes}): {user_model._first_line(e)}")
     outputs = user_model.outputs_of(torch, out, path)
     trainable = any(p.requires_grad for p in model.parameters())
     if request.get("train"):
         if not trainable:
-            raise user_model.ModelError(f"{path}: {name} has no parameter that requires a "
-                                        f"gradient: it cannot be trained; measure it in "
-                                        f"inference (mode infer)")
-        model.train(True)
+            raise user_model.ModelError(f"{path}: {name or 'its module'} has no parameter that "
+                                        f"requires a gradient: it cannot be trained; measure it "
+                                        f"in inference (mode infer)")
+        user_model.set_mode(model, True)
         inspect_step("backward")
         try:
             user_model.loss_of(torch, model, model(*inputs), path).backward()
         except user_model.ModelError:
             raise
         except Exception as e:
-            raise user_model.ModelError(f"{path}: the backward of its loss failed: "
-                                        f"{user_model._first_line(e)}")
-    return {"file": path, "class": name, "sha256": user_model.sha256_of(path),
-            "parameters": sum(p.numel() for p in model.parameters()), "trainable": trainable,
-            "conv2d": bool(user_model.has_conv2d(torch, model) and inputs[0].dim() == 4 and
-                           inputs[0].is_floating_point()),
-            "output": ("tensor" if isinstance(out, torch.Tensor)
-                       else f"tuple of {len(outputs)} tensors"),
-            "inputs": [user_model.describe_input(torch, t) for t in inputs],
-            "knobs": sorted(USER_KNOBS)}
+            graph = " (through the exported graph, as it was exported)" if exported else ""
+            raise user_model.ModelError(f"{path}: the backward of its loss failed{graph}: "
+                                        f"{user_model._first_line(e)}; measure it in inference "
+                                        f"(mode infer)")
+    answer = {"file": path, "class": name, "sha256": user_model.sha256_of(path),
+              "parameters": sum(p.numel() for p in model.parameters()), "trainable": trainable,
+              "conv2d": bool(user_model.has_conv2d(torch, model) and inputs[0].dim() == 4 and
+                             inputs[0].is_floating_point()),
+              "output": ("tensor" if isinstance(out, torch.Tensor)
+                         else f"tuple of {len(outputs)} tensors"),
+              "inputs": [user_model.describe_input(torch, t) for t in inputs],
+              "knobs": sorted(USER_KNOBS)}
+    if exported:
+        answer.update(format="torch.export", note=EXPORTED_NOTE)
+    return answer
 
 
 def error_text(e):
