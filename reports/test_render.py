@@ -408,7 +408,9 @@ class RenderTest(RenderCase):
                         "'no_grad.resnet50-full-infer (time on vs off): 0.86x [0.84, 0.88] helps → 1.00x "
                         "[0.98, 1.02] no measurable effect', '[]', 0.05, '2025-01-10T03:00:00Z')", (gpt_night,))
             con.commit()
-        regressions = [r for r in rows if r[2] == "regression"]
+        # Checked as it happened, before its software was calibrated: a slowdown no floor or stage 2
+        # confirms is stored as "unconfirmed" (check exits 3), not as a regression.
+        regressions = [r for r in rows if r[2] in ("regression", "unconfirmed")]
         self.assertTrue(regressions, "tunebench check found the GPT slowdown")
         self.assertTrue(all("gpt" in r[0] for r in regressions), regressions)
         _, page, summary = self.render(db, "--run", gpt_night)
