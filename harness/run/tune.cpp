@@ -462,7 +462,8 @@ void print_recommendation(std::ostream& out, const std::string& uuid, const json
                               "moved between the stages: act on the final figure",
                               said(settings)));
     }
-    const json vs_best_single = r.value("vs_best_single", json::object());  // kept alive for the loop
+    const json vs_best_single =
+        r.value("vs_best_single", json::object());  // kept alive for the loop
     for (const auto& [metric, e] : vs_best_single.items()) {
       out << fmt::format("  {} against {} alone: {}\n", metric,
                          said(r.value("best_single", json::object())),
