@@ -392,12 +392,20 @@ bool RunLoop::sample_on(const TrialSpec& off, const TrialSpec& on) {
 // its target. Each verdict is looked at only at its looks (allocation::looks_of), and keeps what
 // its last look said in between. Where the controls run again at the end, the time they took at
 // the start is kept for them. False when the run must stop (as run_unit).
-bool RunLoop::spend_budget() {
-  planned_done_at_ = elapsed();
+double RunLoop::controls_reserve() const {
   double reserve = 0;
   if (options_.controls_again_after_s <= options_.budget_s) {
-    for (const auto& [off, on] : controls_) reserve += experiment_seconds_[off.experiment];
+    for (const auto& [off, on] : controls_) {
+      const auto spent = experiment_seconds_.find(off.experiment);
+      if (spent != experiment_seconds_.end()) reserve += spent->second;
+    }
   }
+  return reserve;
+}
+
+bool RunLoop::spend_budget() {
+  planned_done_at_ = elapsed();
+  const double reserve = controls_reserve();
   auto seconds_left = [&] { return options_.budget_s - elapsed() - reserve; };
   say(fmt::format(
       "every planned trial ran in {}; {:.0f}s of the run's budget of {:g}s left for the {} paired "
@@ -602,8 +610,7 @@ void RunLoop::foresee_plan(size_t done, std::vector<TrialSpec>& trials) {
 }
 
 void RunLoop::fit_plan(size_t done, std::vector<TrialSpec>& trials, double expected) {
-  double reserve = 0;  // the controls run again at the end
-  for (const auto& [off, on] : controls_) reserve += experiment_seconds_[off.experiment];
+  const double reserve = controls_reserve();
   const double fraction =
       (options_.budget_s - elapsed() - reserve) / std::max(expected - elapsed(), 1e-9);
   std::map<std::string, int> planned, started;

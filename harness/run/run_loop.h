@@ -71,6 +71,9 @@ class RunLoop {
   bool sample_on(const TrialSpec& off, const TrialSpec& on);
   bool add_two_workers(const TrialSpec& off, const TrialSpec& on, int workers);
   bool spend_budget();
+  // The seconds kept for the controls' second turn at the end, where the run's budget reaches it
+  // (what they took at the start): spend_budget and fit_plan leave them out of what is left.
+  double controls_reserve() const;
   // A paired unit of an experiment with worker_s, from its second worker on: its shape sized from
   // the first worker's step (run/sizing.h), said once per experiment and kept in sized_.
   void size_unit(std::vector<TrialSpec>& unit);
