@@ -452,9 +452,28 @@ TEST_F(StorageTest, StorageRefusesSomeoneElsesDatabase) {
 
 // Turns a current file into what schema version 5 wrote: without reference times and relative
 // noise.
+// Turns a current file into what schema version 9 wrote: findings whose kind may not be
+// "unconfirmed" (the table as version 9 made it, its rows kept).
+void downgrade_to_v9(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  std::string sql =
+      raw.execAndGet("SELECT sql FROM sqlite_master WHERE name = 'regressions'").getString();
+  const std::string now = ", 'unconfirmed'";
+  const auto at = sql.find(now);
+  ASSERT_NE(at, std::string::npos) << sql;
+  sql.erase(at, now.size());
+  sql.replace(sql.find("regressions"), std::string("regressions").size(), "regressions_v9");
+  raw.exec(sql);
+  raw.exec(
+      "INSERT INTO regressions_v9 SELECT * FROM regressions; DROP TABLE regressions; "
+      "ALTER TABLE regressions_v9 RENAME TO regressions; "
+      "CREATE INDEX regressions_run_uuid ON regressions (run_uuid); PRAGMA user_version = 9;");
+}
+
 // Turns a current file into what schema version 8 wrote: runs without their certification and
 // how they spent their budget.
 void downgrade_to_v8(const std::string& path) {
+  downgrade_to_v9(path);
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   for (const auto& c : run_columns()) {
     if (c.since == 9) raw.exec("ALTER TABLE runs DROP COLUMN " + c.name);
@@ -659,6 +678,39 @@ TEST_F(StorageTest, StorageKeepsNoiseFloorsAndFindingsPerRun) {
   EXPECT_THROW(db.store_findings(run.uuid, {}, 0.05, "x", {finding}), StorageError);
   EXPECT_EQ(db.findings(run.uuid).size(), 1u);
   EXPECT_THROW(db.store_findings("no-such-run", {}, 0.05, "x", {}), StorageError);
+}
+
+TEST_F(StorageTest, AVersion9FileTakesUnconfirmedFindingsAfterItsMigrationAndKeepsItsOwn) {
+  const std::string path = db_path("v9.sqlite");
+  const RunRecord run = make_run("aaaa0009-0000-4000-8000-000000000009", "2024-05-01T10:00:00Z");
+  Database::Finding finding{"no_grad.resnet50", "off", "regression", 1.12, 1.08, 1.17,
+                            "12 % slower"};
+  {
+    Database db(path);
+    db.begin_run(run);
+    db.store_trial(run.uuid, make_spec(run.uuid, 0, "off"), make_result("ok", {0.5, 0.25}));
+    db.finish_run(run.uuid, "completed", "2024-05-01T10:05:00Z");
+    db.store_findings(run.uuid, {"b1"}, 0.05, "2024-05-02T00:00:00Z", {finding});
+  }
+  downgrade_to_v9(path);
+  {
+    // What version 9 refused: the CHECK of its kind column.
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    EXPECT_THROW(raw.exec("UPDATE regressions SET kind = 'unconfirmed'"), SQLite::Exception);
+  }
+  Database db(path);
+  EXPECT_EQ(db.migrated_from(), 9);
+  ASSERT_EQ(db.findings(run.uuid).size(), 1u);  // the row survived the table's rebuild
+  EXPECT_EQ(db.findings(run.uuid)[0].kind, "regression");
+  EXPECT_DOUBLE_EQ(db.findings(run.uuid)[0].hi, 1.17);
+  finding.kind = "unconfirmed";
+  db.store_findings(run.uuid, {"b1"}, 0.05, "2024-05-03T00:00:00Z", {finding});
+  ASSERT_EQ(db.findings(run.uuid).size(), 1u);
+  EXPECT_EQ(db.findings(run.uuid)[0].kind, "unconfirmed");
+  // The rebuilt table still has its index.
+  SQLite::Statement index(db.connection(),
+                          "SELECT 1 FROM sqlite_master WHERE name = 'regressions_run_uuid'");
+  EXPECT_TRUE(index.executeStep());
 }
 
 TEST_F(StorageTest, StorageMergeImportsEachRunOnceAndKeepsHostsApart) {

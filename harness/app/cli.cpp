@@ -196,6 +196,11 @@ Subcommand add_tune(CLI::App& app, const std::string& command_line) {
   cmd->add_flag("--fit-plan", o->run.fit_plan,
                 "run fewer planned workers in a stage whose planned trials would end beyond its "
                 "share of the budget (at least 4 each; as run --fit-plan)");
+  cmd->add_option("--knobs", o->knobs,
+                  "screen only these catalog knobs (comma-separated: amp,channels_last), where "
+                  "you already know which you would set; default: every knob the model offers "
+                  "(tunebench list). The A/A and +3 % controls are screened either way")
+      ->delimiter(',');
   add_db(cmd, o->run.db_path);
   cmd->add_flag("-q,--quiet", o->run.quiet, "print the recommendation and errors only");
   return {cmd, [o] { return tune_command(*o); }};

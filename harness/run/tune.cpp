@@ -130,13 +130,40 @@ int Tuner::screen() {
     std::cerr << "tunebench: error: " << e.what() << "\nNothing was run or written.\n";
     return 2;
   }
+  if (!options_.knobs.empty()) {
+    // Only the knobs asked for, each one the model's suite screens; the controls stay.
+    std::vector<std::string> offered;
+    for (const auto& x : suite.experiments)
+      if (!x.aa && x.slowdown == 0) offered.push_back(x.knob);
+    for (const auto& k : options_.knobs) {
+      if (std::find(offered.begin(), offered.end(), k) == offered.end()) {
+        std::cerr << fmt::format(
+            "tunebench: error: --knobs: '{}' is not a knob tune screens on {} in {}; valid: {}\n"
+            "Nothing was run or written.\n",
+            k, options_.run.model.name(), to_string(options_.run.model.mode),
+            fmt::join(offered, ", "));
+        return 2;
+      }
+    }
+    auto& xs = suite.experiments;
+    xs.erase(std::remove_if(xs.begin(), xs.end(),
+                            [&](const suite::Experiment& x) {
+                              return !x.aa && x.slowdown == 0 &&
+                                     std::find(options_.knobs.begin(), options_.knobs.end(),
+                                               x.knob) == options_.knobs.end();
+                            }),
+             xs.end());
+  }
   // About half the budget, shared by the knobs' experiments; the controls keep their own.
   const double budget = options_.budget_s / 2;
   const double each = std::max(10.0, budget / double(suite.experiments.size()));
   for (auto& x : suite.experiments) {
     if (!x.aa && x.slowdown == 0) x.budget_s = each;
   }
-  say(fmt::format("1/3 screening every knob on {} ({} s of sampling on each, {:.0f} s in all)",
+  say(fmt::format("1/3 screening {} on {} ({} s of sampling on each, {:.0f} s in all)",
+                  options_.knobs.empty()
+                      ? std::string("every knob")
+                      : fmt::format("the knobs asked for ({})", fmt::join(options_.knobs, ", ")),
                   options_.run.model.name(), int(each), budget));
   RunOptions run = options_.run;
   run.suite = suite;
@@ -329,6 +356,7 @@ int Tuner::recommend() {
       {"apply", {{"launch", written.launch}, {"python", written.python}, {"cpp", written.cpp}}},
       {"runs", runs_},
       {"budget_s", options_.budget_s},
+      {"knobs", options_.knobs},
       {"seconds", elapsed()}};
   // The ladder's product against the final measurement: each step was measured on top of the
   // one before it, the final against the defaults at once; intervals that do not overlap say the
@@ -442,8 +470,17 @@ void print_recommendation(std::ostream& out, const std::string& uuid, const json
                             : s.value("why", std::string()));
   }
   const json settings = r.value("settings", json::object());
+  std::vector<std::string> asked;
+  for (const auto& k : r.value("knobs", json::array())) asked.push_back(k.get<std::string>());
+  if (!asked.empty()) {
+    out << fmt::format(
+        "screened only the knobs asked for (--knobs {}): a knob left out of the "
+        "screen may help too\n",
+        fmt::join(asked, ","));
+  }
   if (settings.empty()) {
-    out << "recommended: keep the defaults: no knob helped alone on this host\n";
+    out << fmt::format("recommended: keep the defaults: no knob {}helped alone on this host\n",
+                       asked.empty() ? "" : "asked for ");
   } else {
     out << "recommended: " << said(r.value("resolved", settings)) << "\n";
     const json vs_default = r.value("vs_default", json::object());  // kept alive for the loop

@@ -28,6 +28,9 @@ struct TuneOptions {
   // screen, then 60 % of what is left for the ladder, the rest for the final measurement). The
   // planned workers of each stage run whatever the budget.
   double budget_s = 900;
+  // The catalog knobs to screen (--knobs); empty: every knob the model offers. The controls are
+  // screened either way, and the recommendation says which knobs it chose among.
+  std::vector<std::string> knobs;
 };
 
 // Exit codes: 0 a recommendation was stored (possibly "keep the defaults"); 1 a stage failed or

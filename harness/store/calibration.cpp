@@ -96,7 +96,9 @@ std::vector<FindingColumn> make_finding_columns() {
     {"arm", "TEXT NOT NULL", 2,
      [](St& st, const char* p, const FindingRow& r) { st.bind(p, r.finding.arm); },
      [](const Col& c, Finding& f) { f.arm = c.getString(); }},
-    {"kind", "TEXT NOT NULL CHECK (kind IN ('regression', 'step change', 'stopped helping'))", 2,
+    // 'unconfirmed' since version 10 (schema.cpp rebuilds the table of an older file)
+    {"kind", "TEXT NOT NULL CHECK (kind IN ('regression', 'step change', 'stopped helping', "
+             "'unconfirmed'))", 2,
      [](St& st, const char* p, const FindingRow& r) { st.bind(p, r.finding.kind); },
      [](const Col& c, Finding& f) { f.kind = c.getString(); }},
     // run / baseline (regression), after / before (step change), with its interval
@@ -203,12 +205,13 @@ std::vector<Database::NoiseFloor> Database::noise_floors(const std::string& run_
 void Database::store_findings(const std::string& run_uuid, const std::vector<std::string>& baseline,
                               double threshold, const std::string& checked_at,
                               const std::vector<Finding>& findings) {
-  static const std::vector<std::string> kKinds{"regression", "step change", "stopped helping"};
+  static const std::vector<std::string> kKinds{"regression", "step change", "stopped helping",
+                                               "unconfirmed"};
   for (const auto& f : findings) {
     if (std::find(kKinds.begin(), kKinds.end(), f.kind) == kKinds.end()) {
       throw StorageError(
-          fmt::format("{}: finding kind must be regression, step change or stopped "
-                      "helping, got \"{}\"",
+          fmt::format("{}: finding kind must be regression, step change, stopped helping or "
+                      "unconfirmed, got \"{}\"",
                       path_, f.kind));
     }
   }

@@ -158,6 +158,22 @@ CREATE TABLE tunings (
 );
 )sql";
 
+// Schema version 10: a check's finding may be "unconfirmed" (a slowdown that neither a calibrated
+// noise floor nor stage 2 confirms). SQLite cannot change a column's CHECK, so the findings table
+// is made again with the column list's and its rows copied across, in the migration's
+// transaction; no other table refers to it.
+std::string findings_v10() {
+  std::string names = "id";
+  for (const auto& c : finding_columns())
+    if (c.since <= 9) names += ", " + c.name;
+  return create_table_sql("regressions_v10", finding_columns(), 10, "id INTEGER PRIMARY KEY", "") +
+         "INSERT INTO regressions_v10 (" + names + ") SELECT " + names +
+         " FROM regressions;\n"
+         "DROP TABLE regressions;\n"
+         "ALTER TABLE regressions_v10 RENAME TO regressions;\n" +
+         kSchemaV2;
+}
+
 // CREATE TABLE, or the ALTER TABLEs of `version`, of every table made from a column list, in
 // the order their tables were added.
 std::string tables_of(int version) {
@@ -197,6 +213,8 @@ std::string migration(int from) {
       return tables_of(7);
     case 7:
       return std::string(kSchemaV8) + tables_of(8);
+    case 9:
+      return findings_v10() + tables_of(10);
     default:
       // A version that only adds columns to listed tables needs no step of its own here: the
       // columns whose `since` is the new version are its migration.

@@ -31,7 +31,7 @@ struct MergeSource;  // merge.cpp
 
 // The schema this build writes and the newest it reads. Bump it together with a new step in
 // schema.cpp's migration() and a note in results/README.md.
-constexpr int kSchemaVersion = 9;
+constexpr int kSchemaVersion = 10;
 
 // Anything the database refused. sqlite_code() is SQLite's primary result code (e.g. 19,
 // SQLITE_CONSTRAINT) where the error came from SQLite, 0 where it did not.
@@ -154,7 +154,9 @@ class Database {
   // The floors that apply to `run_uuid`: same host and software fingerprints and suite.
   std::vector<NoiseFloor> noise_floors(const std::string& run_uuid) const;
 
-  // What `tunebench check` found for a run. kind: "regression", "step change", "stopped helping".
+  // What `tunebench check` found for a run. kind: "regression", "step change", "stopped
+  // helping", or "unconfirmed" (slower than its baseline, with neither a calibrated noise floor
+  // nor stage 2 to tell a slow night from a slow build).
   struct Finding {
     std::string experiment, arm, kind;
     double ratio = NAN, lo = NAN, hi = NAN;  // NaN stored as NULL

@@ -164,13 +164,17 @@ def _example_inputs(torch, program, model, path, batch):
                          f"({', '.join(sorted(kwargs))}); tunebench passes inputs by position: "
                          f"export the model with positional inputs only")
     inputs = _as_tensors(torch, tuple(args), f"{path}: ExportedProgram.example_inputs")
-    for name, shape, _ in graph_inputs(model):
+    taken = graph_inputs(model)
+    for name, shape, _ in taken:
         if shape and isinstance(shape[0], int) and shape[0] != batch:
+            # By position, one per input: a graph's placeholder names need not be the forward's
+            # argument names (Sequential's "input" is "input_1" in the graph).
+            each = ", ".join(["{0: batch}"] * len(taken)) + ("," if len(taken) == 1 else "")
             raise ModelError(
                 f"{path} was exported with its batch fixed at {shape[0]} ({name} "
                 f"[{', '.join(map(str, shape))}]), not {batch}: give --batch {shape[0]}, or "
-                f"export it with the batch dimension dynamic (dynamic_shapes={{\"{name}\": "
-                f"{{0: torch.export.Dim(\"batch\")}}}})")
+                f"export it with the batch dimension dynamic (batch = torch.export.Dim(\"batch\"); "
+                f"torch.export.export(model, inputs, dynamic_shapes=({each})))")
     return _resized(torch, inputs, batch, path, "the archive holds example inputs")
 
 

@@ -24,8 +24,21 @@ out = sys.argv[1]
 nn = torch.nn
 torch.manual_seed(0)
 x = torch.randn(2, 3, 8, 8)
-model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
-                      nn.Flatten(), nn.Linear(8, 4)).eval()
+
+
+class Tiny(nn.Module):
+    """Its forward's argument is named x, as the messages name the graph's input."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
+                                  nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 4))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+model = Tiny().eval()
 batch = {0: torch.export.Dim("batch")}
 program = torch.export.export(model, (x,), dynamic_shapes=(batch,))
 torch.export.save(program, f"{out}/tiny.pt2")
