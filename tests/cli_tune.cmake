@@ -82,7 +82,7 @@ foreach(case
     "give the inputs its forward takes|${WORK}/conv.pt|--batch;4"
     "not a built-in model (resnet50, gpt, dlrm)|resnet|--batch;4"
     "--input is for a model from a file|resnet50|--input;3:float32"
-    "--knobs: 'warp_speed' is not a knob tune screens on ${WORK}/conv.pt in infer; valid: |${WORK}/conv.pt|--input;3x8x8:float32;--knobs;no_grad,warp_speed")
+    "--knobs: 'warp_speed' is not a knob tune screens on ${WORK}/conv.pt in infer|${WORK}/conv.pt|--input;3x8x8:float32;--knobs;no_grad,warp_speed")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 message)
   list(GET parts 1 model)
