@@ -134,7 +134,7 @@ int Tuner::screen() {
     // Only the knobs asked for, each one the model's suite screens; the controls stay.
     std::vector<std::string> offered;
     for (const auto& x : suite.experiments)
-      if (!x.aa && x.slowdown == 0) offered.push_back(x.knob);
+      if (!x.is_control()) offered.push_back(x.knob);
     for (const auto& k : options_.knobs) {
       if (std::find(offered.begin(), offered.end(), k) == offered.end()) {
         std::cerr << fmt::format(
@@ -148,7 +148,7 @@ int Tuner::screen() {
     auto& xs = suite.experiments;
     xs.erase(std::remove_if(xs.begin(), xs.end(),
                             [&](const suite::Experiment& x) {
-                              return !x.aa && x.slowdown == 0 &&
+                              return !x.is_control() &&
                                      std::find(options_.knobs.begin(), options_.knobs.end(),
                                                x.knob) == options_.knobs.end();
                             }),
@@ -158,7 +158,7 @@ int Tuner::screen() {
   const double budget = options_.budget_s / 2;
   const double each = std::max(10.0, budget / double(suite.experiments.size()));
   for (auto& x : suite.experiments) {
-    if (!x.aa && x.slowdown == 0) x.budget_s = each;
+    if (!x.is_control()) x.budget_s = each;
   }
   say(fmt::format("1/3 screening {} on {} ({} s of sampling on each, {:.0f} s in all)",
                   options_.knobs.empty()

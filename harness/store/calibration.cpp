@@ -1,5 +1,7 @@
 // What `tunebench calibrate` and `tunebench check` store: noise floors and findings, each by its
 // column list (columns.h).
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -84,6 +86,11 @@ std::vector<FloorColumn> make_floor_columns() {
   // clang-format on
 }
 
+// What `tunebench check` may store as a finding's kind: the table's CHECK and store_findings'
+// own test, from this one list.
+const std::vector<std::string> kFindingKinds{"regression", "step change", "stopped helping",
+                                             "unconfirmed"};
+
 // The list itself, one entry per column in table order: long because it is the whole table.
 std::vector<FindingColumn> make_finding_columns() {
   // clang-format off
@@ -97,8 +104,7 @@ std::vector<FindingColumn> make_finding_columns() {
      [](St& st, const char* p, const FindingRow& r) { st.bind(p, r.finding.arm); },
      [](const Col& c, Finding& f) { f.arm = c.getString(); }},
     // 'unconfirmed' since version 10 (schema.cpp rebuilds the table of an older file)
-    {"kind", "TEXT NOT NULL CHECK (kind IN ('regression', 'step change', 'stopped helping', "
-             "'unconfirmed'))", 2,
+    {"kind", fmt::format("TEXT NOT NULL CHECK (kind IN ('{}'))", fmt::join(kFindingKinds, "', '")), 2,
      [](St& st, const char* p, const FindingRow& r) { st.bind(p, r.finding.kind); },
      [](const Col& c, Finding& f) { f.kind = c.getString(); }},
     // run / baseline (regression), after / before (step change), with its interval
@@ -205,14 +211,10 @@ std::vector<Database::NoiseFloor> Database::noise_floors(const std::string& run_
 void Database::store_findings(const std::string& run_uuid, const std::vector<std::string>& baseline,
                               double threshold, const std::string& checked_at,
                               const std::vector<Finding>& findings) {
-  static const std::vector<std::string> kKinds{"regression", "step change", "stopped helping",
-                                               "unconfirmed"};
   for (const auto& f : findings) {
-    if (std::find(kKinds.begin(), kKinds.end(), f.kind) == kKinds.end()) {
-      throw StorageError(
-          fmt::format("{}: finding kind must be regression, step change, stopped helping or "
-                      "unconfirmed, got \"{}\"",
-                      path_, f.kind));
+    if (std::find(kFindingKinds.begin(), kFindingKinds.end(), f.kind) == kFindingKinds.end()) {
+      throw StorageError(fmt::format("{}: finding kind must be one of {}, got \"{}\"", path_,
+                                     fmt::join(kFindingKinds, ", "), f.kind));
     }
   }
   guarded(path_, "cannot store the check of run " + run_uuid, [&] {
