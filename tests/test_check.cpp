@@ -281,15 +281,16 @@ TEST_F(CheckTest, HistoryAndFloorsSpanHarnessCommitsButNotAnotherLibTorch) {
   EXPECT_THROW(calibrate(*db_, {aa[5], aa[6], upgraded}, {}, "x"), std::invalid_argument);
 }
 
-TEST_F(CheckTest, CompareHostsUsesEachHostsLatestRunOfACommonSuite) {
-  add_run("small", 1.0);
+TEST_F(CheckTest, CompareHostsUsesEachHostsRunsOfACommonSuite) {
+  const std::string small_first = add_run("small", 1.0);
   const std::string small_latest = add_run("small", 1.0);
   const std::string big = add_run("big", 0.5, 0.25);  // twice and four times as fast
-  const auto runs = latest_runs_of_hosts(*db_, {"small", "big"}, "");
+  const auto runs = runs_of_hosts(*db_, {"small", "big"}, "");
   ASSERT_EQ(runs.size(), 2u);
-  EXPECT_EQ(runs[0], small_latest);
-  EXPECT_EQ(runs[1], big);
-  const auto c = compare(*db_, runs[0], runs[1]);
+  EXPECT_EQ(runs[0].runs, (std::vector<std::string>{small_first, small_latest}));
+  EXPECT_EQ(runs[1].runs, std::vector<std::string>{big});
+  EXPECT_TRUE(runs[0].note.empty());
+  const auto c = compare(*db_, runs[0].runs.back(), runs[1].runs.back());
   EXPECT_EQ(c.host_a, "small");
   EXPECT_EQ(c.host_b, "big");
   ASSERT_EQ(c.rows.size(), 2u);
@@ -300,8 +301,8 @@ TEST_F(CheckTest, CompareHostsUsesEachHostsLatestRunOfACommonSuite) {
     EXPECT_EQ(row.effect.verdict, stats::Verdict::helps);
   }
   EXPECT_NE(printed(c, "table").find("x [0.4"), std::string::npos) << printed(c, "table");
-  EXPECT_THROW(latest_runs_of_hosts(*db_, {"small", "tiny"}, ""), std::invalid_argument);
-  EXPECT_THROW(latest_runs_of_hosts(*db_, {"small", "big"}, "cpu-full"), std::invalid_argument);
+  EXPECT_THROW(runs_of_hosts(*db_, {"small", "tiny"}, ""), std::invalid_argument);
+  EXPECT_THROW(runs_of_hosts(*db_, {"small", "big"}, "cpu-full"), std::invalid_argument);
 }
 
 // A recorded drifting history: nights in the host's fast or ~2x slower phase. In

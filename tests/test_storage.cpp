@@ -1456,6 +1456,7 @@ TEST_F(StorageTest, StorageKeepsFactorialContrastsOfARun) {
       TrialSpec spec = make_spec(run.uuid, sequence++, arm);
       spec.experiment = "a+b";
       spec.knob = "factorial";
+      spec.timeout_s = 3600;  // samples of up to 100 s per iteration
       db.store_trial(run.uuid, spec, make_result("ok", {m, m, m}));
     }
   }
@@ -1601,9 +1602,19 @@ TEST_F(StorageTest, RunRecordsRoundTripWholeAndABadFileStoresNothing) {
 
 // A run whose samples the statistics refuse (an off arm with a zero median) still finishes, and a
 // file holding one still migrates: that run keeps no stored numbers.
+// An off arm whose samples are 0 (no worker measures that): the run still finishes, and its
+// stored numbers leave that trial out (the effect says an arm has no trials), also after a
+// migration computes them again.
 TEST_F(StorageTest, StorageFinishesARunWhoseEffectsCannotBeComputed) {
   const std::string path = db_path("zero.sqlite");
   const RunRecord run = make_run("abab0002-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  const auto no_effect = [&](const Database& db) {
+    const auto effects = db.effects(run.uuid).effects;
+    ASSERT_EQ(effects.size(), 1u);
+    EXPECT_EQ(effects[0].kind, "none");
+    EXPECT_NE(effects[0].note.find("an arm has no trials"), std::string::npos) << effects[0].note;
+  };
+  testing::internal::CaptureStderr();
   {
     Database db(path);
     db.begin_run(run);
@@ -1611,12 +1622,81 @@ TEST_F(StorageTest, StorageFinishesARunWhoseEffectsCannotBeComputed) {
     db.store_trial(run.uuid, make_spec(run.uuid, 1, "on"), make_result("ok", {0.1, 0.2}));
     EXPECT_NO_THROW(db.finish_run(run.uuid, "completed", "2024-05-01T10:05:00Z"));
     EXPECT_EQ(db.run(run.uuid).status, "completed");
-    EXPECT_TRUE(db.effects(run.uuid).empty());
+    no_effect(db);
   }
   downgrade_to_v2(path);
   Database db(path);
   EXPECT_EQ(db.migrated_from(), 2);
-  EXPECT_TRUE(db.effects(run.uuid).empty());
+  no_effect(db);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("trial 1 ("), std::string::npos);
+}
+
+// A stored "ok" trial whose samples no worker measures (an older version's, or an UPDATE by
+// hand): show, compare and check leave it out, name it once on stderr, and compute the others.
+TEST_F(StorageTest, ReadersNameAStoredTrialNoWorkerMeasuresAndGoOnWithTheOthers) {
+  const std::string path = db_path("impossible.sqlite");
+  const RunRecord run = make_run("abab0003-0000-4000-8000-000000000001", "2024-05-01T10:00:00Z");
+  int64_t bad_id = 0;
+  {
+    Database db(path);
+    db.begin_run(run);
+    int sequence = 0;
+    for (const std::string experiment : {"good.exp", "bad.exp"}) {
+      for (const std::string arm : {"off", "on", "off", "on"}) {
+        TrialSpec spec = make_spec(run.uuid, sequence, arm);
+        spec.experiment = experiment;
+        spec.mode = Mode::infer;
+        spec.batch = 4;
+        const double base = arm == "on" ? 0.05 : 0.1;
+        const int64_t id =
+            db.store_trial(run.uuid, spec, make_result("ok", {base, base * 1.01, base * 0.99}));
+        if (experiment == "bad.exp" && sequence == 6) bad_id = id;  // its second off trial
+        ++sequence;
+      }
+    }
+  }
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec(fmt::format(
+        "UPDATE samples SET seconds = CASE idx WHEN 0 THEN 1e300 WHEN 1 THEN -1 ELSE 0 END "
+        "WHERE trial_id = {}",
+        bad_id));
+    SQLite::Statement first(raw, "SELECT id FROM trials WHERE run_uuid = ? AND sequence = 4");
+    first.bind(1, run.uuid);
+    ASSERT_TRUE(first.executeStep());
+    raw.exec(fmt::format(
+        "UPDATE samples SET seconds = CASE idx WHEN 0 THEN 1e300 WHEN 1 THEN -1 ELSE 0 END "
+        "WHERE trial_id = {}",
+        first.getColumn(0).getInt64()));
+  }
+  Database db(path);
+  testing::internal::CaptureStderr();
+  db.finish_run(run.uuid, "completed", "2024-05-01T10:05:00Z");
+  analysis::RunReport report;
+  ASSERT_NO_THROW(report = analysis::analyze(db, run.uuid));
+  const std::string shown =
+      reporters::reporter("table", reporters::Output::run).run(analysis::analyze(db, run.uuid));
+  const std::string warned = testing::internal::GetCapturedStderr();
+  ASSERT_EQ(report.experiments.size(), 2u);
+  const auto& good = report.experiments[0];
+  EXPECT_EQ(good.name, "good.exp");
+  ASSERT_FALSE(good.effects.empty()) << shown;
+  EXPECT_EQ(good.effects[0].metric, "time");
+  EXPECT_NEAR(good.effects[0].effect.ratio, 0.5, 1e-9);
+  // The bad experiment lost both off trials: it says an arm has none, as for any missing arm.
+  const auto& bad = report.experiments[1];
+  EXPECT_EQ(bad.name, "bad.exp");
+  EXPECT_TRUE(bad.effects.empty() || !std::isfinite(bad.effects[0].effect.ratio)) << shown;
+  EXPECT_NE(shown.find("an arm has no trials"), std::string::npos) << shown;
+  // Named once each (the file, run, experiment, arm, trial from 1, trials row id), however often
+  // the run is read.
+  const std::string named =
+      fmt::format("{}: run {}, trial 7 (bad.exp [off], trials row id {})", path, run.uuid, bad_id);
+  EXPECT_NE(warned.find(named), std::string::npos) << warned;
+  EXPECT_EQ(warned.find(named), warned.rfind(named)) << warned;
+  EXPECT_NE(warned.find("trial 5 (bad.exp [off]"), std::string::npos) << warned;
+  EXPECT_NE(warned.find("its sample 1 is 1e+300 s per iteration"), std::string::npos) << warned;
+  EXPECT_EQ(warned.find("good.exp"), std::string::npos) << warned;
 }
 
 TEST_F(StorageTest, StoragePairedTrialsKeepTheirBlocksAndGiveThePairedEffect) {

@@ -362,7 +362,7 @@ RunReport collect(const storage::Database& db, const std::string& run_uuid, bool
   std::map<std::string, size_t> experiment_index;
   std::vector<std::map<std::string, size_t>> arm_index;
   std::vector<Samples> samples;
-  for (const auto& t : db.trials(run_uuid)) {
+  for (const auto& t : db.measured_trials(run_uuid)) {
     if (!experiment_index.count(t.spec.experiment)) {
       experiment_index[t.spec.experiment] = report.experiments.size();
       ExperimentReport x;

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
+#include "analysis/run_groups.h"
 #include "analysis/run_selection.h"
 #include "core/hardware.h"
 #include "knobs/cuda.h"
@@ -78,7 +81,7 @@ Key workload_of(const Benchmark& b) { return {b.model, b.preset, b.mode, b.batch
 std::vector<Benchmark> benchmarks_of(const storage::Database& db, const std::string& run_uuid) {
   std::vector<Benchmark> out;
   std::map<std::pair<std::string, std::string>, size_t> index;
-  for (const auto& t : db.trials(run_uuid)) {
+  for (const auto& t : db.measured_trials(run_uuid)) {
     if (t.result.status != "ok" || t.result.sample_seconds.empty()) continue;
     const std::pair key{t.spec.experiment, t.spec.arm};
     auto it = index.find(key);
@@ -109,31 +112,68 @@ std::vector<Benchmark> benchmarks_of(const storage::Database& db, const std::str
   return out;
 }
 
-HostFigures figures_of(const Benchmark& b, const Host& host, size_t index,
-                       const stats::EffectOptions& options) {
+// The two-sided Student t quantile at `confidence` with `df` degrees of freedom (real: Welch).
+double t_half(double confidence, double df) {
+  return boost::math::quantile(boost::math::students_t(df), 0.5 + confidence / 2);
+}
+
+// One host's benchmark over its runs (one Benchmark per run that has it), with `floor` the
+// between-run sd of ln(run median) `calibrate` stored for its machine, software and benchmark
+// (NaN: none) and `floor_runs` the A/A runs it came from.
+HostFigures figures_of(const std::vector<const Benchmark*>& runs, const Host& host, size_t index,
+                       double floor, int floor_runs, const stats::EffectOptions& options) {
   HostFigures f;
   f.host = index;
-  f.processes = int(b.groups.size());
-  for (const auto& g : b.groups) f.samples += int(g.size());
-  // exp(−log median) = 1 / median, with the hierarchical bootstrap interval of the median.
-  const auto per_second = stats::contrast({b.groups}, {-1.0}, options);
-  const auto seconds = stats::contrast({b.groups}, {1.0}, options);
-  f.seconds = make_figure(seconds.ratio, seconds.lo, seconds.hi);
-  f.items_per_second =
-      scaled(make_figure(per_second.ratio, per_second.lo, per_second.hi), double(b.batch));
+  f.runs = int(runs.size());
+  std::vector<double> logs;
+  std::vector<double> energy;
+  std::string energy_why;
+  for (const Benchmark* b : runs) {
+    f.processes += int(b->groups.size());
+    for (const auto& g : b->groups) f.samples += int(g.size());
+    logs.push_back(std::log(check::median_of(b->groups)));
+    energy.insert(energy.end(), b->energy.begin(), b->energy.end());
+    if (!b->energy_why.empty()) energy_why = b->energy_why;
+  }
+  const double n = double(logs.size());
+  double sum = 0;
+  for (double x : logs) sum += x;
+  f.mean_log = sum / n;
+  if (logs.size() >= 2) {
+    double ss = 0;
+    for (double x : logs) ss += (x - f.mean_log) * (x - f.mean_log);
+    f.sd_log = std::sqrt(ss / (n - 1));
+    f.df = n - 1;
+    f.spread = kSpreadRuns;
+  } else if (std::isfinite(floor) && floor >= 0) {
+    f.sd_log = floor;
+    f.df = std::max(1, floor_runs - 1);
+    f.spread = kSpreadFloor;
+  }
+  const double center = std::exp(f.mean_log);
+  double lo = NAN, hi = NAN;
+  if (std::isfinite(f.sd_log)) {
+    const double half =
+        f.sd_log == 0 ? 0 : t_half(options.confidence, f.df) * f.sd_log / std::sqrt(n);
+    lo = std::exp(f.mean_log - half);
+    hi = std::exp(f.mean_log + half);
+  }
+  f.seconds = make_figure(center, lo, hi);
+  const double batch = double(runs.front()->batch);
+  f.items_per_second = make_figure(batch / center, batch / hi, batch / lo);
   if (host.cores > 0) f.per_core = scaled(f.items_per_second, 1.0 / host.cores);
   if (std::isfinite(host.price_per_hour)) {
     f.items_per_unit = scaled(f.items_per_second, kSecondsPerHour / host.price_per_hour);
     f.cost_per_million = inverse(f.items_per_second, 1e6 * host.price_per_hour / kSecondsPerHour);
   }
-  if (b.energy.empty()) {
+  if (energy.empty()) {
     f.energy_per_item.text =
-        b.energy_why.empty() ? "not measured" : "not measured (" + b.energy_why + ")";
+        energy_why.empty() ? "not measured" : "not measured (" + energy_why + ")";
   } else {
     stats::Groups trials;
-    for (double e : b.energy) trials.push_back({e});
-    const auto energy = stats::contrast({trials}, {1.0}, options);
-    f.energy_per_item = make_figure(energy.ratio, energy.lo, energy.hi);
+    for (double e : energy) trials.push_back({e});
+    const auto e = stats::contrast({trials}, {1.0}, options);
+    f.energy_per_item = make_figure(e.ratio, e.lo, e.hi);
   }
   return f;
 }
@@ -185,7 +225,7 @@ std::vector<Rank> rank(const std::vector<size_t>& members, const std::vector<dou
   for (size_t g = 0; g < out.size(); ++g) {
     Rank& r = out[g];
     std::string names, ties;
-    for (size_t i : r.hosts) names += (names.empty() ? "" : ", ") + hosts[i].hostname;
+    for (size_t i : r.hosts) names += (names.empty() ? "" : ", ") + hosts[i].name;
     // Pairs not told apart: within the group, and with the groups below it.
     for (size_t a = 0; a < r.hosts.size(); ++a) {
       const size_t i = r.hosts[a];
@@ -194,9 +234,10 @@ std::vector<Rank> rank(const std::vector<size_t>& members, const std::vector<dou
         below.insert(below.end(), out[h].hosts.begin(), out[h].hosts.end());
       for (size_t j : below) {
         const Ratio ratio = ratio_of(pair_of(pairs, i, j), i, j, factor);
-        if (ratio.lo > 1 || ratio.hi < 1 || !std::isfinite(ratio.lo)) continue;
-        ties += fmt::format("{}{} / {} {}", ties.empty() ? "" : "; ", hosts[i].hostname,
-                            hosts[j].hostname, ratio_string(ratio));
+        if (ratio.lo > 1 || ratio.hi < 1) continue;
+        ties += fmt::format("{}{} / {} {}{}", ties.empty() ? "" : "; ", hosts[i].name,
+                            hosts[j].name, ratio_string(ratio),
+                            std::isfinite(ratio.lo) ? "" : ", run-to-run spread unknown");
       }
     }
     r.text = fmt::format("{}{} {}", r.rank, r.hosts.size() > 1 ? "=" : "", names);
@@ -205,62 +246,81 @@ std::vector<Rank> rank(const std::vector<size_t>& members, const std::vector<dou
   return out;
 }
 
-// "74 samples per host (15 processes of 5)": the samples a figure needs, in processes of the
-// size the hosts ran.
-std::string samples_text(double needed, const HostFigures& a, const HostFigures& b) {
-  const double per_process =
-      double(a.samples + b.samples) / double(std::max(1, a.processes + b.processes));
-  const double processes = std::ceil(needed / per_process);
-  return fmt::format("~{:.0f} samples per host ({:.0f} process{} of {:.0f})", needed, processes,
-                     processes == 1 ? "" : "es", per_process);
+std::string runs_text(double runs) {
+  return fmt::format("~{:.0f} run{} per host", runs, runs == 1 ? "" : "s");
 }
 
-// Pair::line: the ratio, whether it separates the hosts, and the samples it would take.
-std::string pair_line(const std::vector<Host>& hosts, const Workload& w, const Pair& p,
-                      double target_half_width) {
-  const auto& a = w.hosts[p.faster];
-  const auto& b = w.hosts[p.slower];
+// Pair::line: the ratio, whether it separates the hosts, and the runs it would take.
+std::string pair_line(const std::vector<Host>& hosts, const Pair& p, double target_half_width) {
   std::string line =
-      fmt::format("{} / {} {} {}", hosts[p.faster].hostname, hosts[p.slower].hostname, p.text,
+      fmt::format("{} / {} {} {}", hosts[p.faster].name, hosts[p.slower].name, p.text,
                   p.distinguishable ? "distinguishable" : "not distinguishable");
+  if (p.spread == kSpreadUnknown) return line + ": " + kSpreadUnknownText;
   if (!p.distinguishable) {
-    line += std::isfinite(p.samples_to_separate)
+    line += std::isfinite(p.runs_to_separate)
                 ? fmt::format("; separating them at {:.3f}x takes {}", p.ratio.ratio,
-                              samples_text(p.samples_to_separate, a, b))
+                              runs_text(p.runs_to_separate))
                 : "; no difference to separate";
   }
-  if (std::isfinite(p.samples_for_target)) {
-    line += fmt::format("; ±{:g} % takes {}", 100 * target_half_width,
-                        samples_text(p.samples_for_target, a, b));
+  if (std::isfinite(p.runs_for_target)) {
+    line +=
+        fmt::format("; ±{:g} % takes {}", 100 * target_half_width, runs_text(p.runs_for_target));
   }
-  return line + fmt::format("; now {:.0f} samples per host", p.samples_now);
+  return line + fmt::format("; now {:g} run{} per host (run-to-run spread from {})", p.runs_now,
+                            p.runs_now == 1 ? "" : "s",
+                            p.spread == kSpreadRuns ? "the runs" : "a calibrated floor");
 }
 
+// Welch's t on the two hosts' log run medians: throughput faster / slower.
 Pair pair_between(const std::vector<Host>& hosts, const Workload& w, size_t a, size_t b,
-                  const std::vector<Benchmark*>& benchmarks, const Options& options) {
+                  const Options& options) {
   const HostFigures &fa = w.hosts[a], &fb = w.hosts[b];
   Pair p;
   const bool a_faster = fa.items_per_second.value >= fb.items_per_second.value;
-  p.faster = a_faster ? fa.host : fb.host;
-  p.slower = a_faster ? fb.host : fa.host;
-  const auto& faster = benchmarks[a_faster ? a : b]->groups;
-  const auto& slower = benchmarks[a_faster ? b : a]->groups;
-  stats::EffectOptions effect_options;
-  effect_options.confidence = options.confidence;
+  const HostFigures& fast = a_faster ? fa : fb;
+  const HostFigures& slow = a_faster ? fb : fa;
+  p.faster = fast.host;
+  p.slower = slow.host;
   // Time of the slower over time of the faster = throughput faster / slower (same batch).
-  p.ratio = stats::effect(faster, slower, effect_options);
-  p.text = stats::format_ratio(p.ratio);
-  p.distinguishable = p.ratio.lo > 1 || p.ratio.hi < 1;
+  const double log_ratio = slow.mean_log - fast.mean_log;
+  p.ratio = stats::Effect{std::exp(log_ratio),       NAN, NAN, options.confidence, 0,
+                          stats::Verdict::no_effect, ""};
+  p.runs_now = (fa.runs + fb.runs) / 2.0;
   p.samples_now = (fa.samples + fb.samples) / 2.0;
-  if (p.distinguishable) {
-    p.samples_to_separate = p.samples_now;
-  } else if (std::isfinite(p.ratio.ratio) && p.ratio.ratio != 1) {
-    p.samples_to_separate = stats::samples_for_half_width(p.ratio.lo, p.ratio.hi, p.samples_now,
-                                                          std::abs(std::log(p.ratio.ratio)));
+  double variance = NAN;  // of the log ratio
+  if (fa.spread == kSpreadUnknown || fb.spread == kSpreadUnknown) {
+    p.spread = kSpreadUnknown;
+    p.ratio.note = kSpreadUnknownText;
+  } else {
+    p.spread = fa.spread == kSpreadFloor || fb.spread == kSpreadFloor ? kSpreadFloor : kSpreadRuns;
+    const double va = fa.sd_log * fa.sd_log / fa.runs, vb = fb.sd_log * fb.sd_log / fb.runs;
+    variance = va + vb;
+    double half = 0;
+    if (variance > 0) {
+      p.df = variance * variance / (va * va / fa.df + vb * vb / fb.df);
+      half = t_half(options.confidence, p.df) * std::sqrt(variance);
+    }
+    p.ratio.lo = std::exp(log_ratio - half);
+    p.ratio.hi = std::exp(log_ratio + half);
   }
-  p.samples_for_target = stats::samples_for_half_width(p.ratio.lo, p.ratio.hi, p.samples_now,
-                                                       std::log1p(options.target_half_width));
-  p.line = pair_line(hosts, w, p, options.target_half_width);
+  p.text = stats::format_ratio(p.ratio);
+  p.distinguishable = std::isfinite(p.ratio.lo) && (p.ratio.lo > 1 || p.ratio.hi < 1);
+  if (std::isfinite(p.ratio.lo)) {
+    // The runs it would take, from the standard error at the normal quantile: with more runs the
+    // t quantile of a few degrees of freedom is no longer what widens the interval.
+    const double z = boost::math::quantile(boost::math::normal(), 0.5 + options.confidence / 2);
+    const double se = std::sqrt(std::max(0.0, variance));
+    const double lo = std::exp(log_ratio - z * se), hi = std::exp(log_ratio + z * se);
+    if (p.distinguishable) {
+      p.runs_to_separate = p.runs_now;
+    } else if (p.ratio.ratio != 1) {
+      p.runs_to_separate =
+          stats::samples_for_half_width(lo, hi, p.runs_now, std::abs(std::log(p.ratio.ratio)));
+    }
+    p.runs_for_target =
+        stats::samples_for_half_width(lo, hi, p.runs_now, std::log1p(options.target_half_width));
+  }
+  p.line = pair_line(hosts, p, options.target_half_width);
   return p;
 }
 
@@ -321,30 +381,47 @@ bool is_default_settings(const json& settings, int cores) {
 }
 
 std::vector<std::string> hosts_with_runs(const storage::Database& db) {
-  std::vector<std::string> out;
+  // Each hostname's machines (core/hardware.h's machine_id), in the order of their first run.
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> machines;
   for (const auto& uuid : db.run_uuids()) {
     const auto r = db.run(uuid);
     if (!check::finished(r)) continue;
     const std::string name = r.record.host.value("hostname", std::string("?"));
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    if (!machines.count(name)) names.push_back(name);
+    auto& of_name = machines[name];
+    const std::string machine = hardware::machine_id(r.record.host);
+    const bool seen = std::any_of(of_name.begin(), of_name.end(),
+                                  [&](const auto& m) { return m.first == machine; });
+    if (!seen) of_name.emplace_back(machine, check::short_class(r.record.host));
+  }
+  std::vector<std::string> out;
+  for (const auto& name : names) {
+    const auto& of_name = machines[name];
+    if (of_name.size() == 1) {
+      out.push_back(name);
+      continue;
+    }
+    for (const auto& m : of_name) out.push_back(name + "@" + m.second);
   }
   return out;
 }
 
 namespace {
 
-// The compared hosts, from each one's latest run, with their prices; a note for each price of a
-// host not compared.
-void add_hosts(const storage::Database& db, const std::vector<std::string>& runs,
+// The compared hosts, each described by its latest run, with their runs and prices; a note for
+// each hostname left on other machines and each price of a host not compared.
+void add_hosts(const storage::Database& db, const std::vector<check::HostRunSet>& sets,
                const Options& options, Comparison& c) {
   std::set<std::string> priced;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const auto run = db.run(runs[i]);
+  for (size_t i = 0; i < sets.size(); ++i) {
+    const auto run = db.run(sets[i].runs.back());
     Host h;
     h.given = options.hosts[i];
     h.hostname = run.record.host.value("hostname", std::string("?"));
     h.host_id = sha256_hex(run.record.host.dump());
-    h.run_uuid = runs[i];
+    h.runs = sets[i].runs;
+    h.run_uuid = sets[i].runs.back();
     h.started_at = run.record.started_at;
     h.cpu_model = run.record.host.value("cpu_model", std::string("?"));
     h.hardware = hardware::describe(run.record.host);
@@ -357,8 +434,23 @@ void add_hosts(const storage::Database& db, const std::vector<std::string>& runs
         priced.insert(name);
       }
     }
+    if (!sets[i].note.empty()) c.notes.push_back(sets[i].note);
     c.suite = run.record.suite_name;
     c.hosts.push_back(h);
+  }
+  // Names: the hostname, and where two hosts share it, their class (or host id where the classes
+  // are one too).
+  for (auto& h : c.hosts) {
+    h.name = h.hostname;
+    bool shared = false, class_shared = false;
+    const std::string mine = h.hardware_class.empty() ? h.host_id : h.hardware_class;
+    for (const auto& o : c.hosts) {
+      if (&o == &h || o.hostname != h.hostname) continue;
+      shared = true;
+      const std::string theirs = o.hardware_class.empty() ? o.host_id : o.hardware_class;
+      class_shared = class_shared || theirs.substr(0, 8) == mine.substr(0, 8);
+    }
+    if (shared) h.name += " (" + (class_shared ? h.host_id : mine).substr(0, 8) + ")";
   }
   for (const auto& [name, price] : options.prices) {
     if (!priced.count(name))
@@ -366,45 +458,71 @@ void add_hosts(const storage::Database& db, const std::vector<std::string>& runs
   }
 }
 
-// The benchmark compared on workload `key`, one per host: the first of the first host's
-// benchmarks of the workload that ran with default settings on every host. Empty when none did.
-std::vector<Benchmark*> chosen_benchmarks(const Key& key,
-                                          std::vector<std::vector<Benchmark>>& benchmarks,
-                                          const std::vector<Host>& hosts) {
-  std::vector<Benchmark*> chosen;
-  for (auto& candidate : benchmarks.front()) {
-    if (workload_of(candidate) != key ||
-        !is_default_settings(candidate.settings, hosts.front().cores)) {
-      continue;
-    }
-    chosen = {&candidate};
-    for (size_t h = 1; h < hosts.size(); ++h) {
-      for (auto& other : benchmarks[h]) {
-        if (other.experiment == candidate.experiment && other.arm == candidate.arm &&
-            is_default_settings(other.settings, hosts[h].cores)) {
-          chosen.push_back(&other);
-          break;
-        }
+// The benchmark compared on workload `key`, for each host the runs that have it: the first of
+// the first host's benchmarks of the workload (its latest run first) that ran with default
+// settings on every host. Empty when none did.
+using Chosen = std::vector<std::vector<const Benchmark*>>;  // host → one per run that has it
+Chosen chosen_benchmarks(const Key& key,
+                         const std::vector<std::vector<std::vector<Benchmark>>>& runs,
+                         const std::vector<Host>& hosts) {
+  for (auto run = runs.front().rbegin(); run != runs.front().rend(); ++run) {
+    for (const auto& candidate : *run) {
+      if (workload_of(candidate) != key ||
+          !is_default_settings(candidate.settings, hosts.front().cores)) {
+        continue;
       }
+      Chosen chosen(hosts.size());
+      bool everywhere = true;
+      for (size_t h = 0; h < hosts.size(); ++h) {
+        for (const auto& of_run : runs[h]) {
+          for (const auto& other : of_run) {
+            if (other.experiment == candidate.experiment && other.arm == candidate.arm &&
+                workload_of(other) == key && is_default_settings(other.settings, hosts[h].cores)) {
+              chosen[h].push_back(&other);
+              break;
+            }
+          }
+        }
+        everywhere = everywhere && !chosen[h].empty();
+      }
+      if (everywhere) return chosen;
     }
-    if (chosen.size() == hosts.size()) break;
-    chosen.clear();
   }
-  return chosen;
+  return {};
+}
+
+// The between-run noise floor `calibrate` stored for the run's machine, software and suite for
+// this benchmark, and the A/A runs behind it; NaN and 0 without one.
+std::pair<double, int> floor_of(const storage::Database& db, const std::string& run,
+                                const std::string& experiment, const std::string& arm) {
+  for (const auto& f : db.noise_floors(run)) {
+    if (f.experiment == experiment && f.arm == arm) return {f.sigma_log, int(f.run_uuids.size())};
+  }
+  return {NAN, 0};
 }
 
 // The workload's figures on every host, every pair and the rankings.
-void compare_on(Workload& w, const std::vector<Benchmark*>& chosen, const Comparison& c,
+void compare_on(const storage::Database& db, Workload& w, const Chosen& chosen, const Comparison& c,
                 const Options& options) {
   stats::EffectOptions effect_options;
   effect_options.confidence = options.confidence;
-  w.experiment = chosen.front()->experiment;
-  w.arm = chosen.front()->arm;
-  for (size_t h = 0; h < c.hosts.size(); ++h)
-    w.hosts.push_back(figures_of(*chosen[h], c.hosts[h], h, effect_options));
+  w.experiment = chosen.front().front()->experiment;
+  w.arm = chosen.front().front()->arm;
+  for (size_t h = 0; h < c.hosts.size(); ++h) {
+    double floor = NAN;
+    int floor_runs = 0;
+    if (chosen[h].size() == 1) {
+      // The run that has the benchmark: the floor of its machine and software.
+      for (const auto& run : c.hosts[h].runs) {
+        std::tie(floor, floor_runs) = floor_of(db, run, w.experiment, w.arm);
+        if (std::isfinite(floor)) break;
+      }
+    }
+    w.hosts.push_back(figures_of(chosen[h], c.hosts[h], h, floor, floor_runs, effect_options));
+  }
   for (size_t a = 0; a < c.hosts.size(); ++a) {
     for (size_t b = a + 1; b < c.hosts.size(); ++b)
-      w.pairs.push_back(pair_between(c.hosts, w, a, b, chosen, options));
+      w.pairs.push_back(pair_between(c.hosts, w, a, b, options));
   }
   std::vector<size_t> all, with_price;
   std::vector<double> score, ones(c.hosts.size(), 1.0), per_unit(c.hosts.size(), 1.0);
@@ -437,14 +555,20 @@ Comparison compare_hosts(const storage::Database& db, const Options& options) {
   Comparison c;
   c.confidence = options.confidence;
   c.target_half_width = options.target_half_width;
-  add_hosts(db, check::latest_runs_of_hosts(db, options.hosts, options.suite), options, c);
-  std::vector<std::vector<Benchmark>> benchmarks;
-  for (const auto& h : c.hosts) benchmarks.push_back(benchmarks_of(db, h.run_uuid));
-  // Workloads in the order the first host ran them.
+  add_hosts(db, check::runs_of_hosts(db, options.hosts, options.suite), options, c);
+  // host → run → its benchmarks
+  std::vector<std::vector<std::vector<Benchmark>>> benchmarks;
+  for (const auto& h : c.hosts) {
+    benchmarks.emplace_back();
+    for (const auto& run : h.runs) benchmarks.back().push_back(benchmarks_of(db, run));
+  }
+  // Workloads in the order the first host ran them, its latest run first.
   std::vector<Key> workloads;
-  for (const auto& b : benchmarks.front()) {
-    if (std::find(workloads.begin(), workloads.end(), workload_of(b)) == workloads.end())
-      workloads.push_back(workload_of(b));
+  for (auto run = benchmarks.front().rbegin(); run != benchmarks.front().rend(); ++run) {
+    for (const auto& b : *run) {
+      if (std::find(workloads.begin(), workloads.end(), workload_of(b)) == workloads.end())
+        workloads.push_back(workload_of(b));
+    }
   }
   for (const auto& key : workloads) {
     const auto chosen = chosen_benchmarks(key, benchmarks, c.hosts);
@@ -455,7 +579,7 @@ Comparison compare_hosts(const storage::Database& db, const Options& options) {
           "{}: no benchmark ran with default settings and ok trials on every host", w.label()));
       continue;
     }
-    compare_on(w, chosen, c, options);
+    compare_on(db, w, chosen, c, options);
     c.workloads.push_back(std::move(w));
   }
   if (c.workloads.empty()) {
@@ -463,7 +587,7 @@ Comparison compare_hosts(const storage::Database& db, const Options& options) {
     for (const auto& h : c.hosts) listed += (listed.empty() ? "" : ", ") + h.run_uuid;
     throw std::invalid_argument(fmt::format(
         "no workload of suite '{}' ran with default settings (every knob off, the glibc "
-        "allocator, one thread per core) and ok trials on every host (runs {}); hosts are "
+        "allocator, one thread per core) and ok trials on every host (latest runs {}); hosts are "
         "compared on such arms, e.g. the off arms of suites/smoke.json",
         c.suite, listed));
   }

@@ -208,7 +208,7 @@ json ranks_json(const std::vector<hosts::Rank>& ranks, const std::vector<hosts::
   json out = json::array();
   for (const auto& r : ranks) {
     json names = json::array();
-    for (size_t h : r.hosts) names.push_back(hosts[h].hostname);
+    for (size_t h : r.hosts) names.push_back(hosts[h].name);
     out.push_back({{"rank", r.rank}, {"hosts", names}, {"text", r.text}});
   }
   return out;
@@ -217,6 +217,8 @@ json ranks_json(const std::vector<hosts::Rank>& ranks, const std::vector<hosts::
 json host_json(const hosts::Host& h) {
   return {{"given", h.given},
           {"hostname", h.hostname},
+          {"name", h.name},
+          {"runs", h.runs},
           {"host_id", h.host_id},
           {"run", h.run_uuid},
           {"started_at", h.started_at},
@@ -231,6 +233,11 @@ json workload_json(const hosts::Comparison& c, const hosts::Workload& w) {
   json per_host = json::array(), pairs = json::array();
   for (const auto& f : w.hosts) {
     per_host.push_back({{"hostname", c.hosts[f.host].hostname},
+                        {"name", c.hosts[f.host].name},
+                        {"runs", f.runs},
+                        {"spread", f.spread},
+                        {"sd_log_run_median", num(f.sd_log)},
+                        {"degrees_of_freedom", num(f.df)},
                         {"processes", f.processes},
                         {"samples", f.samples},
                         {"seconds_per_iteration", figure_json(f.seconds)},
@@ -241,8 +248,13 @@ json workload_json(const hosts::Comparison& c, const hosts::Workload& w) {
                         {"energy_joules_per_item", figure_json(f.energy_per_item)}});
   }
   for (const auto& p : w.pairs) {
-    pairs.push_back({{"faster", c.hosts[p.faster].hostname},
-                     {"slower", c.hosts[p.slower].hostname},
+    pairs.push_back({{"faster", c.hosts[p.faster].name},
+                     {"slower", c.hosts[p.slower].name},
+                     {"spread", p.spread},
+                     {"degrees_of_freedom", num(p.df)},
+                     {"runs_per_host_now", p.runs_now},
+                     {"runs_per_host_to_separate", num(p.runs_to_separate)},
+                     {"runs_per_host_for_target", num(p.runs_for_target)},
                      {"ratio", num(p.ratio.ratio)},
                      {"lo", num(p.ratio.lo)},
                      {"hi", num(p.ratio.hi)},

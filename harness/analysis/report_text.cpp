@@ -222,12 +222,13 @@ std::string TextReporter::comparison(const check::Comparison& c) const {
 // The hosts, each with its run and machine, and the legend.
 std::string TextReporter::hosts_header(const hosts::Comparison& c, bool priced) const {
   std::string out =
-      fmt::format("{}hosts compared on suite '{}', each host's latest finished run:\n",
+      fmt::format("{}hosts compared on suite '{}', each host's finished runs of it:\n",
                   md_ ? "**tunebench compare --hosts** " : "", c.suite);
   for (const auto& h : c.hosts) {
     out +=
-        fmt::format("{}{} ({}): run {} ({}), {}, {}\n", md_ ? "- " : "  ", h.hostname,
-                    h.host_id.substr(0, 8), h.run_uuid, h.started_at,
+        fmt::format("{}{} ({}): {} run{}, latest {} ({}), {}, {}\n", md_ ? "- " : "  ", h.name,
+                    h.host_id.substr(0, 8), h.runs.size(), h.runs.size() == 1 ? "" : "s",
+                    h.run_uuid, h.started_at,
                     h.hardware_class.empty()
                         ? fmt::format("{} cores, {} ({})", h.cores, h.cpu_model, h.hardware)
                         : h.hardware,
@@ -235,10 +236,12 @@ std::string TextReporter::hosts_header(const hosts::Comparison& c, bool priced) 
                                                     : std::string("no price"));
   }
   out += fmt::format(
-      "{}items/s = batch / median time per iteration of the benchmark's pooled samples, "
-      "[{:g} % interval]: hierarchical bootstrap (processes, then samples). Ratios between hosts "
-      "are unpaired: each host's samples are resampled independently. Hosts share a rank when "
-      "their ratio's interval contains 1.{}\n",
+      "{}items/s = batch / the geometric mean of the host's run medians (each run's median time "
+      "per iteration of the benchmark's pooled samples), [{:g} % interval]: Student's t on the "
+      "log run medians, whose spread from run to run is what separates machines (a host with one "
+      "run takes the noise floor `calibrate` stored for it, or has none). Ratios between hosts: "
+      "Welch's t on the log run medians. Hosts share a rank when their ratio's interval contains "
+      "1 or a spread is unknown.{}\n",
       md_ ? "\n" : "", 100 * c.confidence,
       priced ? " Per price: items per currency unit at the price per hour, and the cost of a "
                "million items."
@@ -280,19 +283,20 @@ std::string TextReporter::workload(const hosts::Comparison& c, const hosts::Work
                                    bool priced) const {
   std::vector<std::string> heads{"host", "items/s", "per core"};
   if (priced) heads.insert(heads.end(), {"items per currency unit", "cost per 1M items"});
-  heads.insert(heads.end(), {"energy per item (J)", "samples"});
+  heads.insert(heads.end(), {"energy per item (J)", "runs (samples)", "run-to-run spread"});
   std::vector<std::vector<std::string>> rows{heads};
   for (const auto& r : w.ranking) {
     for (size_t h : r.hosts) {
       const auto& f = w.hosts[h];
-      std::vector<std::string> row{c.hosts[h].hostname, f.items_per_second.text,
+      std::vector<std::string> row{c.hosts[h].name, f.items_per_second.text,
                                    f.per_core.text.empty() ? "-" : f.per_core.text};
       if (priced) {
         row.push_back(f.items_per_unit.text.empty() ? "no price" : f.items_per_unit.text);
         row.push_back(f.cost_per_million.text.empty() ? "no price" : f.cost_per_million.text);
       }
       row.push_back(f.energy_per_item.text);
-      row.push_back(fmt::format("{} ({} processes)", f.samples, f.processes));
+      row.push_back(fmt::format("{} ({} samples, {} processes)", f.runs, f.samples, f.processes));
+      row.push_back(f.spread == hosts::kSpreadUnknown ? "unknown (one run)" : f.spread);
       rows.push_back(row);
     }
   }

@@ -8,7 +8,7 @@ namespace tunebench::check {
 RunGroups groups_of(const storage::Database& db, const std::string& uuid) {
   RunGroups out;
   std::set<Key> without;
-  for (const auto& t : db.trials(uuid)) {
+  for (const auto& t : db.measured_trials(uuid)) {
     if (t.result.status != "ok") continue;
     const Key key{t.spec.experiment, t.spec.arm};
     out.absolute[key].push_back(t.result.sample_seconds);

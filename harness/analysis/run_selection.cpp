@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -113,12 +114,26 @@ std::vector<std::string> baseline_runs(const storage::Database& db,
 
 namespace {
 
-// Each named host's finished runs, newest first, by suite: the newest run of each suite, and
-// the suites in the order of their newest run.
+// A host as `compare --hosts` names it matches a run: its hostname, 4+ hex digits of its host id,
+// or hostname@PREFIX with PREFIX the start (4+ hex digits) of its hardware class id or host id.
+bool names_run(const std::string& wanted, const storage::Database::StoredRun& r) {
+  const std::string name = hostname_of(r), id = fingerprint(r.record.host);
+  const auto at = wanted.find('@');
+  if (at == std::string::npos) {
+    return name == wanted || (wanted.size() >= 4 && id.rfind(wanted, 0) == 0);
+  }
+  const std::string prefix = wanted.substr(at + 1);
+  return wanted.substr(0, at) == name && prefix.size() >= 4 &&
+         (hardware::class_id(r.record.host).rfind(prefix, 0) == 0 || id.rfind(prefix, 0) == 0);
+}
+
+// Each named host's finished runs, newest first, by suite, with the suites in the order of their
+// newest run.
 struct HostRuns {
-  std::map<std::string, std::map<std::string, std::string>> latest;  // host → suite → run
-  std::map<std::string, std::vector<std::string>> suite_order;       // host → suites newest first
-  std::set<std::string> hostnames;                                   // every host with a run
+  std::map<std::string, std::map<std::string, std::vector<storage::Database::StoredRun>>>
+      by_suite;                                                 // host → suite → runs
+  std::map<std::string, std::vector<std::string>> suite_order;  // host → suites newest first
+  std::set<std::string> hostnames;                              // every host with a run
 };
 
 HostRuns runs_by_host(const storage::Database& db, const std::vector<std::string>& hosts) {
@@ -127,16 +142,12 @@ HostRuns runs_by_host(const storage::Database& db, const std::vector<std::string
   for (auto it = uuids.rbegin(); it != uuids.rend(); ++it) {
     const auto r = db.run(*it);
     if (!finished(r)) continue;
-    const std::string name = hostname_of(r), id = fingerprint(r.record.host);
-    out.hostnames.insert(name);
+    out.hostnames.insert(hostname_of(r));
     for (const auto& wanted : hosts) {
-      const bool match = name == wanted || (wanted.size() >= 4 && id.rfind(wanted, 0) == 0);
-      if (!match) continue;
-      auto& by_suite = out.latest[wanted];
-      if (!by_suite.count(r.record.suite_name)) {
-        by_suite[r.record.suite_name] = *it;
-        out.suite_order[wanted].push_back(r.record.suite_name);
-      }
+      if (!names_run(wanted, r)) continue;
+      auto& runs = out.by_suite[wanted][r.record.suite_name];
+      if (runs.empty()) out.suite_order[wanted].push_back(r.record.suite_name);
+      runs.push_back(r);
     }
   }
   return out;
@@ -153,10 +164,11 @@ void check_hosts_named(const HostRuns& runs, const std::vector<std::string>& hos
   std::string known;
   for (const auto& h : runs.hostnames) known += (known.empty() ? "" : ", ") + h;
   for (size_t i = 0; i < hosts.size(); ++i) {
-    if (!runs.latest.count(hosts[i])) {
+    if (!runs.by_suite.count(hosts[i])) {
       throw std::invalid_argument(
-          fmt::format("no finished run on host '{}'; hosts with runs: {} (give a hostname or 4+ "
-                      "characters of a host id)",
+          fmt::format("no finished run on host '{}'; hosts with runs: {} (give a hostname, "
+                      "HOSTNAME@CLASS with 4+ hex digits of its hardware class, or 4+ characters "
+                      "of a host id)",
                       hosts[i], known.empty() ? "none" : known));
     }
     for (size_t j = 0; j < i; ++j) {
@@ -172,7 +184,7 @@ void check_hosts_named(const HostRuns& runs, const std::vector<std::string>& hos
 std::string common_suite(HostRuns& runs, const std::vector<std::string>& hosts) {
   for (const auto& s : runs.suite_order[hosts.front()]) {
     bool everywhere = true;
-    for (const auto& h : hosts) everywhere = everywhere && runs.latest[h].count(s);
+    for (const auto& h : hosts) everywhere = everywhere && runs.by_suite[h].count(s);
     if (everywhere) return s;
   }
   std::string ran;
@@ -188,28 +200,59 @@ std::string common_suite(HostRuns& runs, const std::vector<std::string>& hosts) 
 
 }  // namespace
 
-std::vector<std::string> latest_runs_of_hosts(const storage::Database& db,
-                                              const std::vector<std::string>& hosts,
-                                              const std::string& suite) {
+std::string short_class(const json& host) {
+  const std::string id = hardware::class_id(host);
+  return (id.empty() ? fingerprint(host) : id).substr(0, 8);
+}
+
+std::vector<HostRunSet> runs_of_hosts(const storage::Database& db,
+                                      const std::vector<std::string>& hosts,
+                                      const std::string& suite) {
   HostRuns by_host = runs_by_host(db, hosts);
   check_hosts_named(by_host, hosts);
   const std::string chosen = suite.empty() ? common_suite(by_host, hosts) : suite;
-  std::vector<std::string> runs;
-  for (const auto& h : hosts) {
-    if (!by_host.latest[h].count(chosen)) {
+  std::vector<HostRunSet> out;
+  std::map<std::string, size_t> named_by;  // run → the host that holds it
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const auto& h = hosts[i];
+    const auto found = by_host.by_suite[h].find(chosen);
+    if (found == by_host.by_suite[h].end()) {
       throw std::invalid_argument(
           fmt::format("host '{}' has no finished run of suite '{}'", h, chosen));
     }
-    const std::string& run = by_host.latest[h][chosen];
-    for (size_t j = 0; j < runs.size(); ++j) {
-      if (runs[j] == run) {
-        throw std::invalid_argument(fmt::format(
-            "'{}' and '{}' name the same host (run {}); name each host once", hosts[j], h, run));
+    // Newest first: the machine of the latest run, and the others of its hostname.
+    const auto& runs = found->second;
+    const std::string machine = hardware::machine_id(runs.front().record.host);
+    HostRunSet set;
+    std::vector<std::string> others;
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+      if (hardware::machine_id(it->record.host) == machine) {
+        set.runs.push_back(it->record.uuid);
+        continue;
+      }
+      const std::string other = hostname_of(*it) + "@" + short_class(it->record.host);
+      if (std::find(others.begin(), others.end(), other) == others.end()) others.push_back(other);
+    }
+    if (!others.empty()) {
+      std::string listed;
+      for (const auto& o : others) listed += (listed.empty() ? "" : ", ") + o;
+      set.note = fmt::format(
+          "'{}' ran suite '{}' on {} machines: compared is the one of its latest run, {}@{}; name "
+          "another as {}",
+          h, chosen, others.size() + 1, hostname_of(runs.front()),
+          short_class(runs.front().record.host), listed);
+    }
+    for (const auto& run : set.runs) {
+      if (auto held = named_by.find(run); held != named_by.end()) {
+        throw std::invalid_argument(
+            fmt::format("'{}' and '{}' name the same host (run {}); name each host once",
+                        hosts[held->second], h, run));
       }
     }
-    runs.push_back(run);
+    for (const auto& run : set.runs) named_by[run] = i;
+    out.push_back(std::move(set));
   }
-  return runs;
+  return out;
 }
 
 }  // namespace tunebench::check

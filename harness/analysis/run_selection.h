@@ -1,7 +1,7 @@
 // Which stored runs a reading command looks at, in one place: the run `check` and `calibrate`
 // take for "latest", the runs that make one history (same suite, machine and software stack),
 // the baseline window `--baseline` names, the machine a hostname ran on before, and each host's
-// latest finished run of one suite (`compare --hosts`, analysis/hosts.h).
+// finished runs of one suite (`compare --hosts`, analysis/hosts.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -50,11 +50,24 @@ std::vector<std::string> baseline_runs(const storage::Database& db,
                                        const storage::Database::StoredRun& run,
                                        const std::string& spec, bool across_software);
 
-// The latest finished runs of one suite on each host (hostname or host id prefix), in the order
-// given; the suite is `suite` or, when empty, the newest suite every host ran. Throws
-// std::invalid_argument for an unknown host, a host named twice, or no common suite.
-std::vector<std::string> latest_runs_of_hosts(const storage::Database& db,
-                                              const std::vector<std::string>& hosts,
-                                              const std::string& suite);
+// Each host's finished runs of one suite (`compare --hosts`, analysis/hosts.h), in the order the
+// hosts are given; the suite is `suite` or, when empty, the newest suite every host ran. A host is
+// a hostname, 4+ hex digits of a host id, or HOSTNAME@PREFIX: the hostname's runs whose hardware
+// class id or host id starts with PREFIX (4+ hex digits). A host's runs are those of one machine
+// (hostname and hardware class, core/hardware.h): a hostname that ran the suite on several keeps
+// the machine of its latest run, and `note` says so and how to name the others. Throws
+// std::invalid_argument for an unknown host, a host named twice, two names of one machine, or
+// no common suite.
+struct HostRunSet {
+  std::vector<std::string> runs;  // oldest first
+  std::string note;               // "" unless the hostname ran on other machines too
+};
+std::vector<HostRunSet> runs_of_hosts(const storage::Database& db,
+                                      const std::vector<std::string>& hosts,
+                                      const std::string& suite);
+
+// How a machine is told from another of its hostname: the first 8 hex digits of its hardware
+// class id, or of its host id where the hardware is not recorded.
+std::string short_class(const nlohmann::json& host);
 
 }  // namespace tunebench::check

@@ -87,7 +87,7 @@ std::vector<check::BenchmarkCheck*> flagged_with_experiments(check::Report& repo
       if (b.status != "no baseline") b.status = "unchanged";
       continue;
     }
-    for (const auto& t : db.trials(report.run_uuid, b.experiment)) {
+    for (const auto& t : db.measured_trials(report.run_uuid, b.experiment)) {
       if (t.spec.arm != b.arm || t.result.status != "ok") continue;
       experiments.push_back(ab_experiment(t, last_good, report, options));
       flagged.push_back(&b);
@@ -154,7 +154,7 @@ void judge(const std::vector<check::BenchmarkCheck*>& flagged, const std::string
     if (!ab_run.empty()) {
       // The A/B's paired estimate (the run's stored effect is the same at 95 %), at the level
       // of its looks.
-      const auto p = analysis::paired_time_estimate(db.trials(ab_run, name), name, level);
+      const auto p = analysis::paired_time_estimate(db.measured_trials(ab_run, name), name, level);
       if (p.workers > 0) {
         c.ratio = p.ratio;
         c.lo = p.lo;

@@ -115,7 +115,7 @@ json to_json(const TrialResult& r) {
   return out;
 }
 
-std::string impossible_result(const TrialSpec& spec, const TrialResult& r) {
+std::string impossible_samples(const TrialSpec& spec, const TrialResult& r) {
   if (r.status != "ok") return "";
   const double longest = spec.timeout_s / std::max(1, spec.iterations);
   auto sample_problem = [&](const char* what, double s, size_t i) -> std::string {
@@ -134,6 +134,12 @@ std::string impossible_result(const TrialSpec& spec, const TrialResult& r) {
       return p;
     }
   }
+  return "";
+}
+
+std::string impossible_result(const TrialSpec& spec, const TrialResult& r) {
+  if (std::string why = impossible_samples(spec, r); !why.empty()) return why;
+  if (r.status != "ok") return "";
   const size_t n = r.sample_seconds.size();
   if (r.paired_samples.empty() && n != size_t(std::max(0, spec.samples))) {
     return fmt::format("it has {} sample(s) where its spec asks for {}", n, spec.samples);

@@ -114,6 +114,11 @@ TrialResult trial_result_from_json(const nlohmann::json& j);  // throws std::inv
 // finite and not negative. `import` refuses such a trial; results of another status are not
 // measurements and are not checked.
 std::string impossible_result(const TrialSpec& spec, const TrialResult& result);
+// The part of impossible_result about the samples themselves: why an "ok" result's samples (and
+// paired samples) cannot be times a worker measured, "" when each is finite, above 0 and no
+// longer per iteration than the worker's timeout_s allows. The readers leave such a stored trial
+// out of every figure (storage::Database::measured_trials).
+std::string impossible_samples(const TrialSpec& spec, const TrialResult& result);
 
 // A paired trial: one worker process holding the OFF and the ON arm of an experiment and
 // alternating them in ABBA blocks of samples (worker/paired.h; analysis/paired.h estimates the

@@ -134,6 +134,13 @@ class Database {
   // In sequence order, samples filled in; only `experiment`'s where it is given.
   std::vector<StoredTrial> trials(const std::string& run_uuid,
                                   const std::string& experiment = "") const;
+  // The trials as the readers (show, compare, check, calibrate, the report) take them: `trials`
+  // less each "ok" trial whose samples no worker measures (impossible_samples, core/records.h:
+  // written by an older version or by hand), named once per process on stderr — the file, run,
+  // experiment, arm, trial number (from 1) and trials row id — so that one such trial neither
+  // stops nor skews the figures of the others.
+  std::vector<StoredTrial> measured_trials(const std::string& run_uuid,
+                                           const std::string& experiment = "") const;
 
   // A benchmark's noise floor on one host and software for one suite, from repeated A/A runs
   // (`tunebench calibrate`).

@@ -1,6 +1,10 @@
 // The trials table: its column list, and storing and reading a run's trials and samples.
 #include <sqlite3.h>
 
+#include <cstdio>
+#include <mutex>
+#include <set>
+
 #include "core/liveness.h"
 #include "store/internal.h"
 #include "store/trial_columns.h"
@@ -326,6 +330,30 @@ std::vector<Database::StoredTrial> Database::trials(const std::string& run_uuid,
     }
     return out;
   });
+}
+
+std::vector<Database::StoredTrial> Database::measured_trials(const std::string& run_uuid,
+                                                             const std::string& experiment) const {
+  // Named once per process: show and report read a run more than once.
+  static std::mutex mutex;
+  static std::set<std::pair<std::string, int64_t>> named;
+  std::vector<StoredTrial> out;
+  for (auto& t : trials(run_uuid, experiment)) {
+    const std::string why = impossible_samples(t.spec, t.result);
+    if (why.empty()) {
+      out.push_back(std::move(t));
+      continue;
+    }
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (named.insert({path_, t.id}).second) {
+      fmt::print(stderr,
+                 "warning: {}: run {}, trial {} ({} [{}], trials row id {}) is stored as ok, but "
+                 "{}; no worker measures that: left out of every figure (correct or remove the "
+                 "trial, or the run)\n",
+                 path_, run_uuid, t.spec.sequence + 1, t.spec.experiment, t.spec.arm, t.id, why);
+    }
+  }
+  return out;
 }
 
 }  // namespace tunebench::storage

@@ -35,7 +35,9 @@ class HostRow:
     energy: Figure  # joules per item
     samples: int
     processes: int
-    run_uuid: str
+    run_uuid: str  # its latest run
+    runs: int = 1  # its runs behind the figure
+    spread: str = ""  # where the run-to-run spread came from: "runs", "calibrated floor", "unknown"
 
 
 @dataclass
@@ -76,7 +78,12 @@ def load_host_comparison(path: str) -> HostComparison:
         raise ReportError(f"--hosts-json {path}: not a comparison of `tunebench compare --hosts H1 H2 --format json`")
     if "unavailable" in data:
         return HostComparison(unavailable=str(data["unavailable"]))
-    hosts = {h.get("hostname"): h for h in data.get("hosts", []) if isinstance(h, dict)}
+    # A host's name: its hostname, or "hostname (CLASS8)" where two compared hosts share one
+    # (comparisons written before names were given carry the hostname alone).
+    def name(h: dict):
+        return h.get("name") or h.get("hostname")
+
+    hosts = {name(h): h for h in data.get("hosts", []) if isinstance(h, dict)}
     comparison = HostComparison(suite=str(data.get("suite", "")), notes=[str(n) for n in data.get("notes", [])])
     comparison.priced = any(isinstance(h.get("price_per_hour"), (int, float)) for h in hosts.values())
     for w in data.get("workloads", []):
@@ -86,13 +93,14 @@ def load_host_comparison(path: str) -> HostComparison:
         comparison.price_rankings[label] = [str(r.get("text", "")) for r in w.get("price_ranking", [])]
         comparison.pairs[label] = [str(p.get("line", "")) for p in w.get("pairs", [])]
         order = [h for r in w.get("ranking", []) for h in r.get("hosts", [])]
-        for f in sorted(w.get("hosts", []), key=lambda f: order.index(f.get("hostname"))
-                        if f.get("hostname") in order else len(order)):
-            host = hosts.get(f.get("hostname"), {})
+        for f in sorted(w.get("hosts", []), key=lambda f: order.index(name(f))
+                        if name(f) in order else len(order)):
+            host = hosts.get(name(f), {})
             comparison.rows.append(HostRow(
-                label, str(f.get("hostname", "?")), host.get("cores"), _figure(f.get("items_per_second")),
+                label, str(name(f) or "?"), host.get("cores"), _figure(f.get("items_per_second")),
                 _figure(f.get("items_per_second_per_core")), _figure(f.get("items_per_currency_unit")),
                 _figure(f.get("cost_per_million_items")), _figure(f.get("energy_joules_per_item")),
-                int(f.get("samples", 0)), int(f.get("processes", 0)), str(host.get("run", ""))))
+                int(f.get("samples", 0)), int(f.get("processes", 0)), str(host.get("run", "")),
+                int(f.get("runs", 1)), str(f.get("spread", ""))))
     return comparison
 

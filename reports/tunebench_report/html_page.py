@@ -342,10 +342,12 @@ def throughput_table_html(c: HostComparison) -> str:
     rankings and the ratio of every two hosts."""
     head = "<tr><th>host</th><th>cores</th><th>items/s</th><th>items/s per core</th>"
     head += "<th>items per currency unit</th><th>cost per 1M items</th>" if c.priced else ""
-    head += "<th>energy per item (J)</th><th>samples</th><th>run</th></tr>"
-    parts = [f'<p class="meta">Suite {esc(c.suite)}, each host\'s latest finished run. Figures with their 95 % '
-             "intervals (hierarchical bootstrap: processes, then samples); ratios between hosts are unpaired "
-             "(each host resampled independently); hosts share a rank when their ratio's interval contains 1.</p>"]
+    head += "<th>energy per item (J)</th><th>runs (samples)</th><th>run-to-run spread</th><th>latest run</th></tr>"
+    parts = [f'<p class="meta">Suite {esc(c.suite)}, every finished run of each host. Figures: the geometric mean '
+             "of the host's run medians with its 95 % interval (Student's t on the log run medians: the spread "
+             "from run to run, or the noise floor calibrate stored for a host with one run); ratios between hosts: "
+             "Welch's t on the log run medians; hosts share a rank when their ratio's interval contains 1 or a "
+             "host's spread is unknown.</p>"]
     for workload in dict.fromkeys(r.workload for r in c.rows):
         parts.append(f"<h3>{esc(workload)} <span class=\"meta\">(benchmark {esc(c.benchmarks.get(workload, ''))})"
                      '</span></h3><table class="hosts">' + head)
@@ -358,7 +360,8 @@ def throughput_table_html(c: HostComparison) -> str:
                          f'<td class="num">{figure_html(r.items_per_second.text)}</td>'
                          f'<td class="num">{figure_html(r.per_core.text)}</td>'
                          f'{price_cells}<td class="num">{figure_html(r.energy.text)}</td>'
-                         f'<td class="num">{r.samples} ({r.processes} processes)</td>'
+                         f'<td class="num">{r.runs} ({r.samples} samples, {r.processes} processes)</td>'
+                         f"<td>{esc(r.spread or '-')}</td>"
                          f"<td><code>{esc(r.run_uuid[:8])}</code></td></tr>")
         parts.append("</table><ul>")
         parts.append(f"<li>ranking by items/s: {esc('; '.join(c.rankings.get(workload, [])))}</li>")
