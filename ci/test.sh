@@ -5,13 +5,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step's line says when it started (seconds since this script did), so a slow CI shows
+# where its time went.
+start=$SECONDS
+step() { printf '[test %4ds] %s\n' $((SECONDS - start)) "$*"; }
+
+step "setup"
 bash ci/setup.sh
 
-echo "[test] formatting (clang-format, .clang-format)"
+step "formatting (clang-format, .clang-format)"
 git ls-files -- '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
 
 status=0
-echo "[test] nothing names files outside the repository or an issue number"
+step "nothing names files outside the repository or an issue number"
 # (This file, which holds the patterns, excepted.)
 outside='\.\./shared|\b(CATALOG|DESIGN|MEASUREMENT|SAMPLER|ARCHITECTURE|CUDA_REVIEW|STYLE)\.md'
 if git grep -nE "$outside|[Ii]ssue #[0-9]+|\(#[0-9]+\)" -- . ':!ci/test.sh'; then
@@ -19,29 +25,32 @@ if git grep -nE "$outside|[Ii]ssue #[0-9]+|\(#[0-9]+\)" -- . ':!ci/test.sh'; the
   status=1
 fi
 
+step "build: debian"
 bash ci/build.sh debian
-echo "[test] debian: every test"
+step "debian: every test"
 ctest --preset debian -j2 || status=1
+step "build: pypi"
 bash ci/build.sh pypi
-echo "[test] pypi: the tests labelled libtorch"
+step "pypi: the tests labelled libtorch"
 ctest --preset pypi -j2 -L libtorch || status=1
 
-echo "[test] the knob reference docs/knobs.md is what \`tunebench list --format md\` prints"
+step "the knob reference docs/knobs.md is what \`tunebench list --format md\` prints"
 if ! build/debian/tunebench list --format md | diff -u docs/knobs.md - > build/knobs-md.diff; then
   cat build/knobs-md.diff
   echo "docs/knobs.md is out of date: run build/debian/tunebench list --format md > docs/knobs.md" >&2
   status=1
 fi
 
-echo "[test] a one-node Slurm cluster: the fleet, its merge and ranks as job steps (tests/slurm_one_node.sh)"
+step "a one-node Slurm cluster: the fleet, its merge and ranks as job steps (tests/slurm_one_node.sh)"
 bash tests/slurm_one_node.sh build/debian/tunebench || status=1
-echo "[test] a two-node Slurm cluster on this machine: the fleet across nodes, DDP ranks on two nodes, a node killed mid-run (tests/slurm_two_nodes.sh)"
+step "a two-node Slurm cluster on this machine: the fleet across nodes, DDP ranks on two nodes, a node killed mid-run (tests/slurm_two_nodes.sh)"
 bash tests/slurm_two_nodes.sh build/debian/tunebench || status=1
 
-echo "[test] fuzzing the suite parser (ci/fuzz.sh, 60 s)"
+step "fuzzing the suite parser (ci/fuzz.sh, 60 s)"
 bash ci/fuzz.sh 60 || status=1
 
-echo "[test] reports (reports/test_render.py; screenshots in build/reports-tests)"
+step "reports (reports/test_render.py; screenshots in build/reports-tests)"
 TUNEBENCH_BINARY=build/debian/tunebench TUNEBENCH_TEST_OUT=build/reports-tests \
   .venv/bin/python -m unittest discover -s reports -p 'test_*.py' || status=1
+step "done: exit $status"
 exit $status

@@ -10,10 +10,7 @@ set(TB_CWD ${SOURCE})
 run_cmd(0 made ${SOURCE} ${SOURCE}/.venv/bin/python ${SOURCE}/tests/models/make_tiny.py ${WORK})
 set(db ${WORK}/tune.sqlite)
 
-# --fit-plan: the screen's planned workers fit its share of the budget (at least 4 each), so
-# the test takes about its budget, not the whole plan's minutes.
-run_tb(0 out tune --model ${WORK}/conv.pt --input 3x8x8:float32 --batch 4 --budget 30 --fit-plan
-       --db ${db})
+run_tb(0 out tune --model ${WORK}/conv.pt --input 3x8x8:float32 --batch 4 --budget 30 --db ${db})
 expect("tune: 1/3 screening every knob on ${WORK}/conv.pt" "${out}" "the first stage's line")
 expect("ladder (each step against the configuration before it" "${out}" "the ladder")
 expect("stored as tuning " "${out}" "the recommendation is stored")
