@@ -473,6 +473,12 @@ TEST(Knobs, UnsetValueIsWhatATrialWithoutTheSettingRuns) {
   const nlohmann::json fused = unset_value(*find("fused_adamw"), host);
   EXPECT_NE(fused, find("fused_adamw")->off);
   EXPECT_NE(fused, find("fused_adamw")->on);
+  // Where LibTorch's own count is known (host::capabilities), a program that sets nothing runs
+  // that, whatever the cores: the base settings stay explicit at all cores.
+  host.unset_threads = 1;
+  EXPECT_EQ(unset_value(*find("omp_threads"), host), 1);
+  EXPECT_EQ(unset_settings(host), (nlohmann::json{{"omp_threads", 1}, {"allocator", "glibc"}}));
+  EXPECT_EQ(base_settings(host), (nlohmann::json{{"omp_threads", 4}, {"allocator", "glibc"}}));
 }
 
 }  // namespace

@@ -286,6 +286,44 @@ TEST(Plan, TheCudaSuitesAreValidAndNotApplicableWithoutAGpu) {
   }
 }
 
+// Where a program that sets nothing runs other settings than tunebench's base (Debian's
+// LibTorch counts 1 thread of 2 on some VMs), tune gives them as the request's defaults and every
+// stage measures from them: each screened knob, each ladder step and the final's "defaults" arm
+// run them, except where an arm sets that knob itself.
+TEST(Tune, EveryStageMeasuresFromWhatAProgramThatSetsNothingRuns) {
+  ModelRequest model;
+  model.builtin = "resnet50";
+  model.batch = 4;
+  model.defaults = {{"omp_threads", 1}};
+  const suite::Suite screen = model_suite(model);
+  int threads_experiments = 0;
+  for (const auto& x : screen.experiments) {
+    if (x.knob == "omp_threads") {
+      ++threads_experiments;
+      EXPECT_FALSE(x.settings.contains("omp_threads")) << x.settings;
+      EXPECT_EQ(x.arms[0].settings, (nlohmann::json{{"omp_threads", 1}}));
+      EXPECT_EQ(x.arms[1].settings, (nlohmann::json{{"omp_threads", "all"}}));
+    } else {
+      EXPECT_EQ(x.settings.value("omp_threads", 0), 1) << x.name << ": " << x.settings;
+    }
+  }
+  EXPECT_EQ(threads_experiments, 1);
+  const nlohmann::json config = {{"channels_last", true}, {"omp_threads", 2}};
+  const suite::Experiment step = ladder_step_suite(model, "amp", config, 12).experiments.at(0);
+  EXPECT_EQ(step.settings, config);  // the configuration's own thread count over the default
+  const suite::Experiment threads =
+      ladder_step_suite(model, "omp_threads", {{"channels_last", true}}, 12).experiments.at(0);
+  EXPECT_EQ(threads.settings, (nlohmann::json{{"channels_last", true}}));
+  const suite::Experiment amp =
+      ladder_step_suite(model, "amp", {{"no_grad", true}}, 12).experiments.at(0);
+  EXPECT_EQ(amp.settings, (nlohmann::json{{"no_grad", true}, {"omp_threads", 1}}));
+  const suite::Suite last = final_suite(model, config, {{"channels_last", true}}, 30);
+  EXPECT_EQ(last.experiments.at(0).arms[0].settings, (nlohmann::json{{"omp_threads", 1}}));
+  EXPECT_EQ(last.experiments.at(0).arms[1].settings, config);
+  EXPECT_EQ(last.experiments.at(1).arms[0].settings,
+            (nlohmann::json{{"channels_last", true}, {"omp_threads", 1}}));
+}
+
 // tune's later stages: a ladder step is the knob off and on with the configuration so far in
 // every arm; the final run compares the configuration with the defaults and with the best knob
 // alone, both paired (one process holds both arms: their knobs switch inside it).

@@ -1,6 +1,8 @@
 // Each knob really changes what it claims to change: the real `tunebench worker` runs a trial in a
 // fresh process with the environment the orchestrator would give it, and its read-back evidence
 // is checked against the setting.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -198,6 +200,124 @@ TEST(Worker, TheStudySlowdownSlowsTheNamedArmOnlyAndTheBuildIsReadBack) {
   EXPECT_EQ(r.evidence.value("executable", ""),
             std::filesystem::canonical(test_paths::tunebench_binary()).string());
   EXPECT_EQ(r.evidence.value("torch_version", ""), compat::torch_version());
+}
+
+// A worker's read-back as flat "key" / "key.sub" paths, kept where a value says what ran (flags,
+// names, counts, library lists) and dropped where it is a measurement (times, bytes, addresses)
+// or the launch itself (the environment a program that sets nothing has none of, the executable).
+std::map<std::string, nlohmann::json> what_ran(const nlohmann::json& evidence,
+                                               const std::string& prefix = "") {
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& [key, value] : evidence.items()) {
+    const std::string path = prefix + key;
+    bool measured = false;
+    for (const char* part :
+         {"_ns", "seconds", "bytes", "offset", "rss", "executable", "launched_as", "injected"}) {
+      measured |= path.find(part) != std::string::npos;
+    }
+    if (measured || path == "env") continue;
+    if (value.is_object()) {
+      out.merge(what_ran(value, path + "."));
+    } else if (!value.is_number_float()) {
+      out[path] = value;
+    }
+  }
+  return out;
+}
+
+// For every catalog knob, which arm a program that sets nothing runs is measured: a worker started
+// with no setting at all and nothing in its environment (no OMP_NUM_THREADS, no preload) reads
+// back what it ran, and on every fact its two arms' workers differ in, it must match the arm
+// knobs::unset_value names (or neither, where the catalog says a program runs neither). tune
+// leaves out or screens against that arm (orchestrator::helping_knobs), so a wrong declaration is
+// a wrong recommendation: onednn declared OFF once sent tune's ladder 3x against ATen's own
+// convolutions, and omp_threads "all cores" was wrong for Debian's LibTorch on a 2-core AMD EPYC VM
+// (it runs 1 thread of 2 unless told).
+TEST(KnobEvidence, AProgramThatSetsNothingRunsTheArmTheCatalogSaysForEveryKnob) {
+  const knobs::HostCaps host = host::capabilities();
+  std::map<std::string, std::map<std::string, nlohmann::json>> unset;  // model/mode: what ran
+  std::vector<std::string> checked, skipped;
+  for (const auto& k : knobs::catalog()) {
+    std::string model, why;
+    Mode mode = Mode::infer;
+    for (const char* m : {"resnet50", "gpt", "dlrm"}) {
+      for (Mode md : {Mode::infer, Mode::train}) {
+        if (!model.empty()) break;
+        if (knobs::not_applicable_reason(k, m, md, host).empty() &&
+            knobs::arm_error(nlohmann::json{{k.id, k.on}}, md, 2).empty()) {
+          model = m;
+          mode = md;
+        }
+      }
+    }
+    if (!k.implemented)
+      why = "not implemented";
+    else if (model.empty())
+      why = "applies to no tiny built-in model here";
+    else if (!knobs::several_processes(nlohmann::json{{k.id, k.on}}).empty())
+      why = "its ON arm is several processes: a deployment, not a setting of one program";
+    else if (k.family == knobs::Family::compile)
+      why = "its ON arm compiles the model ahead of time (minutes); no program compiles unasked";
+    else if (k.id == "worker_build")
+      why = "its arms are builds of tunebench itself (a software A/B)";
+    if (!why.empty()) {
+      skipped.push_back(k.id + " (" + why + ")");
+      continue;
+    }
+    const std::string where = model + "/" + to_string(mode);
+    if (!unset.count(where)) {
+      TrialSpec nothing = tiny_trial(model, mode, {});
+      nothing.settings = nlohmann::json::object();
+      unset[where] = what_ran(run_worker(nothing).evidence);
+    }
+    const nlohmann::json off = knobs::resolve(k, k.off, host), on = knobs::resolve(k, k.on, host);
+    auto arm = [&](const nlohmann::json& value) {
+      const TrialSpec t = tiny_trial(model, mode, {{k.id, value}});
+      if (k.phase == knobs::Phase::process_start) return what_ran(run_worker(t).evidence);
+      const TrialResult r = worker::run_trial(t);
+      EXPECT_EQ(r.status, "ok") << k.id << "=" << value.dump() << ": " << r.error;
+      return what_ran(r.evidence);
+    };
+    const auto off_ran = arm(off), on_ran = arm(on), &nothing = unset[where];
+    // The facts the arms differ in that a worker also reads back when the knob is not set (some
+    // actions report only what they were asked to do).
+    std::vector<std::string> differ;
+    bool arms_differ = false;
+    for (const auto& [key, value] : on_ran) {
+      if (!off_ran.count(key) || off_ran.at(key) == value) continue;
+      arms_differ = true;
+      if (nothing.count(key)) differ.push_back(key);
+    }
+    if (differ.empty()) {
+      skipped.push_back(k.id + (arms_differ ? " (what tells its arms apart is read back only when "
+                                              "it is set)"
+                                            : " (its arms read back alike: nothing tells them "
+                                              "apart)"));
+      continue;
+    }
+    const nlohmann::json claimed = knobs::unset_value(k, host);
+    std::string measured;
+    for (const auto& key : differ) {
+      const nlohmann::json& got = nothing.at(key);
+      const std::string said = got == off_ran.at(key)  ? "off"
+                               : got == on_ran.at(key) ? "on"
+                                                       : "neither";
+      if (measured.empty()) measured = said;
+      EXPECT_EQ(said, claimed == on    ? std::string("on")
+                      : claimed == off ? std::string("off")
+                                       : std::string("neither"))
+          << k.id << " on " << where << ": " << key << " reads " << got.dump()
+          << " with nothing set, off " << off_ran.at(key).dump() << ", on " << on_ran.at(key).dump()
+          << "; knobs::unset_value says " << claimed.dump();
+    }
+    checked.push_back(
+        fmt::format("{} {} ({}: {})", k.id, measured, where, fmt::join(differ, ", ")));
+  }
+  std::cout << "what a program that sets nothing runs, measured (" << checked.size() << "):\n";
+  for (const auto& c : checked) std::cout << "  " << c << "\n";
+  std::cout << "not measured (" << skipped.size() << "):\n";
+  for (const auto& s : skipped) std::cout << "  " << s << "\n";
+  EXPECT_GE(checked.size(), 15u);
 }
 
 }  // namespace

@@ -24,7 +24,11 @@ const char* const kDistributed = "distributed";
 constexpr double kRounding = 1e-3, kSameArithmetic = 1e-5, kLowPrecision = 5e-2;
 constexpr bool kMemory = true, kTimeOnly = false;  // report the peak-memory effect too
 constexpr bool kInverted = true, kAsIs = false;    // ON sets the model option false / true
-constexpr bool kOnWhenUnset = true;  // a trial without the setting runs ON (Knob::on_when_unset)
+// A trial without the setting runs ON (Knob::on_when_unset): the debugging APIs off, LibTorch's
+// oneDNN, and the built-in models' own defaults (no conv bias before batch norm, the built-in
+// fused ops and attention, the causal mask made on the fly), as a worker started with nothing set
+// reads back (KnobEvidence.AProgramThatSetsNothingRunsTheArmTheCatalogSaysForEveryKnob).
+constexpr bool kOnWhenUnset = true;
 
 // One knob per block of lines, its fields in Knob's order.
 // clang-format off
@@ -44,7 +48,8 @@ const std::vector<Knob> kCatalog{
     {"conv_bias_off", Family::build, kInProcess, kExec, "both",
      "conv with bias before batch norm → without",
      "bias is redundant before BN (PyTorch Performance Tuning Guide)",
-     {"resnet50"}, {}, false, true, kRounding, kTimeOnly, "conv_bias", kInverted},
+     {"resnet50"}, {}, false, true, kRounding, kTimeOnly, "conv_bias", kInverted, "", true, Needs::nothing,
+     kOnWhenUnset},
     {"anomaly_off", Family::autograd, kInProcess, kExec, "both",
      "anomaly detection on → off",
      "debugging APIs slow training (PyTorch Performance Tuning Guide)",
@@ -84,15 +89,18 @@ const std::vector<Knob> kCatalog{
     {"builtin_ops", Family::build, kInProcess, kKernels, "both",
      "hand-written LayerNorm / GELU / attention → built-in fused ops",
      "built-in fused kernels are faster (Memory Management Strategies)",
-     {"gpt"}, {}, false, true, kRounding, kTimeOnly, "builtin_ops", kAsIs},
+     {"gpt"}, {}, false, true, kRounding, kTimeOnly, "builtin_ops", kAsIs, "", true, Needs::nothing,
+     kOnWhenUnset},
     {"flash_attention", Family::build, kInProcess, kKernels, "both",
      "math attention → fused/flash attention",
      "up to 40 % faster (Memory Management Strategies)",
-     {"gpt"}, {}, false, true, kRounding, kTimeOnly, "fused_attention", kAsIs},
+     {"gpt"}, {}, false, true, kRounding, kTimeOnly, "fused_attention", kAsIs, "", true, Needs::nothing,
+     kOnWhenUnset},
     {"causal_mask_fly", Family::build, kInProcess, kKernels, "both",
      "causal mask stored as a buffer → made on the fly",
      "less memory, matters at long context (Memory Management Strategies)",
-     {"gpt"}, {}, false, true, kRounding, kMemory, "causal_mask_fly", kAsIs},
+     {"gpt"}, {}, false, true, kRounding, kMemory, "causal_mask_fly", kAsIs, "", true, Needs::nothing,
+     kOnWhenUnset},
     {"channels_last", Family::precision, kInProcess, kKernels, "both",
      "NCHW → NHWC model and input",
      "faster, with AMP on tensor cores (PyTorch Performance Tuning Guide)",

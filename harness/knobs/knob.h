@@ -87,6 +87,11 @@ struct Knob {
 // Facts about this host that decide applicability.
 struct HostCaps {
   int cores = 1;
+  // LibTorch's intra-op threads in a process that sets none (no OMP_NUM_THREADS, no
+  // set_num_threads), as this build's LibTorch counts them (host::capabilities); 0: not read, taken
+  // as `cores`. Debian's LibTorch 1.13 counts 1 on a 2-core AMD EPYC VM where the PyPI wheel's
+  // counts 2: a program that sets nothing runs what this says.
+  int unset_threads = 0;
   int numa_nodes = 1;
   bool cuda = false;
   std::string cuda_reason;  // why not, when !cuda

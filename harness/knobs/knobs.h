@@ -56,8 +56,11 @@ void validate_value(const Knob& knob, const nlohmann::json& value);
 // What every trial sets unless its arm says otherwise, so that thread count and allocator are
 // always explicit and recorded.
 nlohmann::json base_settings(const HostCaps& host);
-// What a trial that does not set `knob` runs with on `host`: its base setting (omp_threads: all
-// cores), its ON value where Knob::on_when_unset, Knob::unset_runs where that is neither arm,
+// What a program that sets nothing runs of the base settings' knobs: LibTorch's own thread count
+// (HostCaps::unset_threads, all cores where not read) and the glibc allocator.
+nlohmann::json unset_settings(const HostCaps& host);
+// What a program that does not set `knob` runs on `host`: its unset setting above (omp_threads,
+// allocator), its ON value where Knob::on_when_unset, Knob::unset_runs where that is neither arm,
 // otherwise its OFF value.
 nlohmann::json unset_value(const Knob& knob, const HostCaps& host);
 

@@ -299,9 +299,15 @@ json base_settings(const HostCaps& host) {
   return {{"omp_threads", host.cores}, {"allocator", "glibc"}};
 }
 
+json unset_settings(const HostCaps& host) {
+  json unset = base_settings(host);
+  if (host.unset_threads > 0) unset["omp_threads"] = host.unset_threads;
+  return unset;
+}
+
 json unset_value(const Knob& knob, const HostCaps& host) {
-  const json base = base_settings(host);
-  if (base.contains(knob.id)) return base[knob.id];
+  const json unset = unset_settings(host);
+  if (unset.contains(knob.id)) return unset[knob.id];
   if (!knob.unset_runs.empty()) return knob.unset_runs;
   return knob.on_when_unset ? resolve(knob, knob.on, host) : resolve(knob, knob.off, host);
 }

@@ -20,9 +20,19 @@ namespace {
 // builds it compares), which would only measure an A/A.
 bool tried_on_the_cpu(const knobs::Knob& k) { return k.where != "cuda" && k.off != k.on; }
 
-json experiment(const std::string& knob, const json& model) {
+// `settings` over the request's defaults, less the knob an experiment varies (its arms set it).
+json over_defaults(const ModelRequest& request, const json& settings, const std::string& knob) {
+  json merged = request.defaults;
+  merged.update(settings);
+  merged.erase(knob);
+  return merged;
+}
+
+json experiment(const std::string& knob, const json& model, const ModelRequest& request) {
   json x = model;
   x["knob"] = knob;
+  if (const json settings = over_defaults(request, json::object(), knob); !settings.empty())
+    x["settings"] = settings;
   return x;
 }
 
@@ -168,12 +178,12 @@ suite::Suite model_suite(const ModelRequest& request) {
       left_out += fmt::format("; left out: {}", why);
       continue;
     }
-    experiments.push_back(experiment(k.id, model));
+    experiments.push_back(experiment(k.id, model, request));
   }
   // The controls: an A/A (both arms alike: the noise floor) and a +3 % slowdown the run must
   // detect, each sampling on towards ±2 % for up to 30 s.
   const std::string control = request.mode == Mode::infer ? "no_grad" : "zero_grad_none";
-  json aa = experiment(control, model), slow = experiment(control, model);
+  json aa = experiment(control, model, request), slow = experiment(control, model, request);
   aa["aa"] = true;
   slow["slowdown"] = 3;
   aa["budget_s"] = slow["budget_s"] = 30;
@@ -189,8 +199,8 @@ suite::Suite model_suite(const ModelRequest& request) {
 suite::Suite ladder_step_suite(const ModelRequest& request, const std::string& knob,
                                const json& config, double budget_s) {
   const json model = model_fields(request);
-  json x = experiment(knob, model);
-  x["settings"] = config;
+  json x = experiment(knob, model, request);
+  x["settings"] = over_defaults(request, config, knob);
   x["name"] = fmt::format("tune.add-{}", knob);
   return made(request, "tune-step-" + stem(request),
               fmt::format("tunebench tune: {} added to {} on {}", knob,
@@ -203,14 +213,20 @@ suite::Suite final_suite(const ModelRequest& request, const json& config, const 
                          double budget_s) {
   const json model = model_fields(request);
   // The experiment's knob names the comparison's first change; its arms are the configurations.
-  json vs_default = experiment(config.begin().key(), model);
+  // Its arms are whole configurations over the defaults: what a program that sets nothing runs.
+  auto arm = [&](const json& settings) {
+    json merged = request.defaults;
+    merged.update(settings);
+    return merged;
+  };
+  json vs_default = experiment(config.begin().key(), model, ModelRequest{});
   vs_default["name"] = "tuned.vs-default";
-  vs_default["arms"] = {{"off", json::object()}, {"on", config}};
+  vs_default["arms"] = {{"off", arm(json::object())}, {"on", arm(config)}};
   json experiments = json::array({vs_default});
   if (single != config) {
-    json vs_single = experiment(single.begin().key(), model);
+    json vs_single = experiment(single.begin().key(), model, ModelRequest{});
     vs_single["name"] = "tuned.vs-best-single";
-    vs_single["arms"] = {{"off", single}, {"on", config}};
+    vs_single["arms"] = {{"off", arm(single)}, {"on", arm(config)}};
     experiments.push_back(vs_single);
   }
   return made(request, "tune-final-" + stem(request),

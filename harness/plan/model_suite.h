@@ -25,6 +25,11 @@ struct ModelRequest {
   bool exported() const;  // a torch.export archive (.pt2: model python, preset export)
   Mode mode = Mode::infer;
   int64_t batch = 8;
+  // Settings every arm runs unless it sets that knob itself, over tunebench's base settings:
+  // `tune` gives what a program that sets nothing runs where that differs from the base
+  // (knobs::unset_settings: LibTorch's own thread count), so that every stage measures from what
+  // the user's program runs. Empty: the base settings.
+  nlohmann::json defaults = nlohmann::json::object();
   // How messages name it: the file's path, or "resnet50 (preset tiny)".
   std::string name() const;
 };

@@ -1,5 +1,6 @@
 #include "run/host.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/Version.h>
 #include <fmt/format.h>
 #include <sys/utsname.h>
@@ -272,6 +273,9 @@ knobs::HostCaps capabilities() {
   caps.cuda_reason = device::cuda_unavailable_reason();
   caps.cuda = caps.cuda_reason.empty();
   caps.gpus = caps.cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
+  // LibTorch's own count (OMP_NUM_THREADS or MKL_NUM_THREADS where this process has them, else
+  // its count of the host's cores), read without touching the thread pool.
+  caps.unset_threads = at::intraop_default_num_threads();
   // Each knob family's action says what this build cannot run on each device.
   for (const auto& [device, unsupported] :
        {std::pair{c10::DeviceType::CPU, &caps.unsupported_on_cpu},

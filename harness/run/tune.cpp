@@ -391,6 +391,21 @@ int Tuner::recommend() {
 
 int Tuner::operator()() {
   caps_ = host::capabilities();
+  // Every stage measures from what a program that sets nothing runs: where that differs from
+  // tunebench's base settings (LibTorch's own thread count where it is not all cores), every arm
+  // runs it unless it sets that knob.
+  const json base = knobs::base_settings(caps_);
+  for (const auto& [id, value] : knobs::unset_settings(caps_).items()) {
+    if (base.value(id, json()) != value) options_.run.model.defaults[id] = value;
+  }
+  if (!options_.run.model.defaults.empty()) {
+    json base_part;
+    for (const auto& [id, value] : options_.run.model.defaults.items()) base_part[id] = base[id];
+    say(fmt::format(
+        "a program that sets nothing runs {} here (this build's LibTorch), not {}: every stage "
+        "measures from it",
+        said(options_.run.model.defaults), said(base_part)));
+  }
   if (int code = screen(); code != 0) return code;
   if (int code = ladder(); code != 0) return code;
   if (int code = measure_final(); code != 0) return code;
