@@ -394,8 +394,8 @@ int Tuner::operator()() {
   // Every stage measures from what a program that sets nothing runs: where that differs from
   // tunebench's base settings (LibTorch's own thread count where it is not all cores), every arm
   // runs it unless it sets that knob.
-  const json base = knobs::base_settings(caps_);
-  for (const auto& [id, value] : knobs::unset_settings(caps_).items()) {
+  const json base = knobs::base_settings(caps_), unset = knobs::unset_settings(caps_);
+  for (const auto& [id, value] : unset.items()) {
     if (base.value(id, json()) != value) options_.run.model.defaults[id] = value;
   }
   if (!options_.run.model.defaults.empty()) {
