@@ -15,7 +15,7 @@ set(ENV{GITHUB_STEP_SUMMARY} ${WORK}/summary.md)
 function(night expected_rc log_var)
   run_cmd(${expected_rc} o ${SOURCE} bash ci/nightly.sh --skip-setup --tunebench ${TUNEBENCH}
           --suite tests/suites/confirm.json --db ${db} --out ${out} --last-good ${kept}
-          --baseline last:1 --confirm-budget 20 ${ARGN})
+          --baseline last:1 --confirm-budget 40 ${ARGN})
   set(${log_var} "${o}" PARENT_SCOPE)
 endfunction()
 
