@@ -46,8 +46,8 @@ bash tests/slurm_one_node.sh build/debian/tunebench || status=1
 step "a two-node Slurm cluster on this machine: the fleet across nodes, DDP ranks on two nodes, a node killed mid-run (tests/slurm_two_nodes.sh)"
 bash tests/slurm_two_nodes.sh build/debian/tunebench || status=1
 
-step "fuzzing the suite parser (ci/fuzz.sh, 60 s)"
-bash ci/fuzz.sh 60 || status=1
+step "fuzzing the suite parser (ci/fuzz.sh, 30 s)"
+bash ci/fuzz.sh 30 || status=1
 
 step "reports (reports/test_render.py; screenshots in build/reports-tests)"
 TUNEBENCH_BINARY=build/debian/tunebench TUNEBENCH_TEST_OUT=build/reports-tests \
